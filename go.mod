@@ -1,0 +1,3 @@
+module lipformer
+
+go 1.26.8
