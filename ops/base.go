@@ -1,0 +1,135 @@
+package ops
+
+import (
+	"fmt"
+	"hash"
+	"hash/fnv"
+
+	"github.com/chewxy/hm"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Float is the element type of every kernel.
+type Float interface{ float32 | float64 }
+
+// baseOp carries the boilerplate shared by the ops of this package: no external calls, no
+// input overwritten, hashes derived from the op's String.
+type baseOp struct{ name string }
+
+// ReturnsPtr reports that the op returns a new value, not a pointer into an input.
+func (op baseOp) ReturnsPtr() bool { return false }
+
+// CallsExtern reports that the op runs on the CPU in Go.
+func (op baseOp) CallsExtern() bool { return false }
+
+// OverwritesInput reports that no input is overwritten.
+func (op baseOp) OverwritesInput() int { return -1 }
+
+// String is the op's name with its parameters.
+func (op baseOp) String() string { return op.name }
+
+// WriteHash writes the op's name to h.
+func (op baseOp) WriteHash(h hash.Hash) { fmt.Fprint(h, op.name) }
+
+// Hashcode is the FNV hash of the op's name.
+func (op baseOp) Hashcode() uint32 {
+	h := fnv.New32a()
+	op.WriteHash(h)
+	return h.Sum32()
+}
+
+// sameType is the type of an op mapping n tensors of one type to a tensor of that type.
+func sameType(n int) hm.Type {
+	a := hm.TypeVariable('a')
+	ts := make(hm.Types, n+1)
+	for i := range ts {
+		ts[i] = a
+	}
+	return hm.NewFnType(ts...)
+}
+
+// tensorType is the type of a tensor of the given rank whose elements have type a.
+func tensorType(dims int, a hm.Type) hm.Type {
+	if dims == 0 {
+		return a
+	}
+	return G.TensorType{Dims: dims, Of: a}
+}
+
+// dense returns input i of an op as a *tensor.Dense, or an error naming the op and input.
+func dense(op string, inputs []G.Value, i int) (*tensor.Dense, error) {
+	if i >= len(inputs) {
+		return nil, fmt.Errorf("%s: want input %d, got %d inputs", op, i, len(inputs))
+	}
+	d, ok := inputs[i].(*tensor.Dense)
+	if !ok {
+		return nil, fmt.Errorf("%s: input %d is %T, want *tensor.Dense", op, i, inputs[i])
+	}
+	return d, nil
+}
+
+// output returns prealloc if it is a dense tensor of the wanted dtype and shape that shares
+// no memory with any input, and a new zeroed tensor otherwise. The tape machine reuses
+// registers, so a buffer it offers may belong to another node's shape or alias an input.
+func output(prealloc G.Value, dt tensor.Dtype, shape tensor.Shape, inputs []G.Value) *tensor.Dense {
+	if p, ok := prealloc.(*tensor.Dense); ok && p.Dtype() == dt && p.Shape().Eq(shape) && p.IsNativelyAccessible() && !aliases(p, inputs) {
+		return p
+	}
+	return tensor.New(tensor.Of(dt), tensor.WithShape(shape.Clone()...))
+}
+
+// aliases reports whether p shares its first byte with any input's memory range.
+func aliases(p *tensor.Dense, inputs []G.Value) bool {
+	ps, pe := span(p)
+	for _, in := range inputs {
+		d, ok := in.(*tensor.Dense)
+		if !ok {
+			continue
+		}
+		s, e := span(d)
+		if ps < e && s < pe {
+			return true
+		}
+	}
+	return false
+}
+
+// span is the address range [start, end) of a dense tensor's data.
+func span(d *tensor.Dense) (uintptr, uintptr) {
+	s := d.Uintptr()
+	return s, s + d.MemSize()
+}
+
+// data returns the backing slice of a dense tensor as []T.
+func data[T Float](d *tensor.Dense) []T {
+	return d.Data().([]T)
+}
+
+// scalar reads a scalar Value (a *G.F32, *G.F64 or a one-element tensor) as float64.
+func scalar(v G.Value) (float64, error) {
+	switch s := v.(type) {
+	case *G.F64:
+		return float64(*s), nil
+	case *G.F32:
+		return float64(*s), nil
+	case *tensor.Dense:
+		if s.DataSize() == 1 {
+			switch s.Dtype() {
+			case tensor.Float64:
+				return data[float64](s)[0], nil
+			case tensor.Float32:
+				return float64(data[float32](s)[0]), nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("want a float scalar, got %T", v)
+}
+
+// checkFloat returns an error unless dt is Float32 or Float64.
+func checkFloat(op string, dt tensor.Dtype) error {
+	if dt != tensor.Float32 && dt != tensor.Float64 {
+		return fmt.Errorf("%s: dtype %v, want float32 or float64", op, dt)
+	}
+	return nil
+}

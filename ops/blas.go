@@ -1,0 +1,27 @@
+package ops
+
+import "gonum.org/v1/gonum/blas"
+
+// blasImpl is a BLAS in both precisions, row-major as gonum defines it.
+type blasImpl interface {
+	blas.Float32
+	blas.Float64
+}
+
+// gemm computes c = alpha * op(a) * op(b) + beta * c on row-major strided matrices, where
+// op(a) is m x k, op(b) is k x n and c is m x n, with the BLAS of this build.
+func gemm[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	ta, tb := blas.NoTrans, blas.NoTrans
+	if transA {
+		ta = blas.Trans
+	}
+	if transB {
+		tb = blas.Trans
+	}
+	switch a := any(a).(type) {
+	case []float32:
+		impl().Sgemm(ta, tb, m, n, k, float32(alpha), a, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
+	case []float64:
+		impl().Dgemm(ta, tb, m, n, k, float64(alpha), a, lda, any(b).([]float64), ldb, float64(beta), any(c).([]float64), ldc)
+	}
+}

@@ -1,0 +1,127 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/chewxy/hm"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// L2Values maps the query and value weights of tied L2 attention, wq and wv (D, D) with
+// head h in columns h*d..(h+1)*d, to the value weights that L2 attention applies to its
+// input: column block h of the result is A_h W^{V,h} = W^{Q,h} (W^{Q,h})^T W^{V,h} / sqrt(d)
+// (SPEC section 2). Then X L2Values(wq, wv) holds every head's Q_h M_h, so the value path
+// costs one (B*T, D) x (D, D) product.
+func L2Values(wq, wv *G.Node, heads int) (*G.Node, error) {
+	s := wq.Shape()
+	if s.Dims() != 2 || !wv.Shape().Eq(s) || heads < 1 || s[1]%heads != 0 {
+		return nil, fmt.Errorf("l2 values: wq %v and wv %v with %d heads, want equal (D, D') shapes, D' a multiple of the heads", s, wv.Shape(), heads)
+	}
+	if err := checkFloat("l2 values", wq.Dtype()); err != nil {
+		return nil, err
+	}
+	return G.ApplyOp(newL2ValuesOp(heads, 0), wq, wv)
+}
+
+// l2ValuesOp is the forward op of L2Values (part 0) or its backward with respect to wq
+// (part 1) or wv (part 2), which take (wq, wv, g).
+type l2ValuesOp struct {
+	baseOp
+	heads int
+	part  int
+}
+
+func newL2ValuesOp(heads, part int) *l2ValuesOp {
+	return &l2ValuesOp{baseOp{fmt.Sprintf("L2Values{H=%d,part=%d}", heads, part)}, heads, part}
+}
+
+// Arity is 2 forward, 3 backward.
+func (op *l2ValuesOp) Arity() int {
+	if op.part == 0 {
+		return 2
+	}
+	return 3
+}
+
+// Type maps matrices to a matrix.
+func (op *l2ValuesOp) Type() hm.Type { return sameType(op.Arity()) }
+
+// InferShape is the shape of wq.
+func (op *l2ValuesOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	return in[0].(tensor.Shape).Clone(), nil
+}
+
+// Do runs the op into a new tensor.
+func (op *l2ValuesOp) Do(in ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, in...) }
+
+// UsePreallocDo runs the op into prealloc when it fits.
+func (op *l2ValuesOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, error) {
+	vals := make([]*tensor.Dense, op.Arity())
+	for i := range vals {
+		var err error
+		if vals[i], err = dense(op.name, in, i); err != nil {
+			return nil, err
+		}
+	}
+	wq := vals[0]
+	out := output(prealloc, wq.Dtype(), wq.Shape(), in)
+	switch wq.Dtype() {
+	case tensor.Float32:
+		l2ValuesKernel(op, data[float32](out), floats[float32](vals), wq.Shape())
+	case tensor.Float64:
+		l2ValuesKernel(op, data[float64](out), floats[float64](vals), wq.Shape())
+	}
+	return out, nil
+}
+
+// DiffWRT is true for both weights.
+func (op *l2ValuesOp) DiffWRT(int) []bool { return []bool{true, true} }
+
+// SymDiff applies the two backward ops to (wq, wv, g).
+func (op *l2ValuesOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
+	dq, err := G.ApplyOp(newL2ValuesOp(op.heads, 1), in[0], in[1], grad)
+	if err != nil {
+		return nil, err
+	}
+	dv, err := G.ApplyOp(newL2ValuesOp(op.heads, 2), in[0], in[1], grad)
+	return G.Nodes{dq, dv}, err
+}
+
+// floats returns the data of each tensor as []T.
+func floats[T Float](ts []*tensor.Dense) [][]T {
+	out := make([][]T, len(ts))
+	for i, t := range ts {
+		out[i] = data[T](t)
+	}
+	return out
+}
+
+// l2ValuesKernel computes, per head with s = 1/sqrt(d), B = Wq^T Wv (d, d) and G the
+// gradient block: part 0, Wq B s; part 1, s (G B^T + Wv G^T Wq); part 2, s Wq (Wq^T G).
+func l2ValuesKernel[T Float](op *l2ValuesOp, out []T, in [][]T, shape tensor.Shape) {
+	rows, cols := shape[0], shape[1]
+	d := cols / op.heads
+	s := T(1 / math.Sqrt(float64(d)))
+	b := make([]T, 2*d*d) // (d, d) twice
+	b1, b2 := b[:d*d], b[d*d:]
+	for h := 0; h < op.heads; h++ {
+		wq, wv, o := in[0][h*d:], in[1][h*d:], out[h*d:]
+		switch op.part {
+		case 0:
+			gemm(true, false, d, d, rows, 1, wq, cols, wv, cols, 0, b1, d)
+			gemm(false, false, rows, d, d, s, wq, cols, b1, d, 0, o, cols)
+		case 1:
+			g := in[2][h*d:]
+			gemm(true, false, d, d, rows, 1, wq, cols, wv, cols, 0, b1, d)
+			gemm(true, false, d, d, rows, 1, g, cols, wq, cols, 0, b2, d)
+			gemm(false, true, rows, d, d, s, g, cols, b1, d, 0, o, cols)
+			gemm(false, false, rows, d, d, s, wv, cols, b2, d, 1, o, cols)
+		case 2:
+			g := in[2][h*d:]
+			gemm(true, false, d, d, rows, 1, wq, cols, g, cols, 0, b1, d)
+			gemm(false, false, rows, d, d, s, wq, cols, b1, d, 0, o, cols)
+		}
+	}
+}

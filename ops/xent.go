@@ -1,0 +1,195 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/chewxy/hm"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// CrossEntropy is the mean negative log-likelihood, in nats, of integer targets under the
+// softmax of logits: logits (N, V), targets an Int vector (N). Targets below zero are
+// ignored (padding) and not counted in the mean; with no target left the loss is 0. The
+// log-softmax is fused and max-shifted, so logits of any magnitude give a finite loss.
+func CrossEntropy(logits, targets *G.Node) (*G.Node, error) {
+	ls, ts := logits.Shape(), targets.Shape()
+	if ls.Dims() != 2 {
+		return nil, fmt.Errorf("cross-entropy: logits %v, want (N, V)", ls)
+	}
+	if targets.Dtype() != tensor.Int || ts.TotalSize() != ls[0] || !ts.IsVectorLike() {
+		return nil, fmt.Errorf("cross-entropy: targets %v of %v, want an Int vector of %d", ts, targets.Dtype(), ls[0])
+	}
+	if err := checkFloat("cross-entropy", logits.Dtype()); err != nil {
+		return nil, err
+	}
+	return G.ApplyOp(&xentOp{baseOp{"CrossEntropy"}}, logits, targets)
+}
+
+// xentOp is the forward op of CrossEntropy.
+type xentOp struct{ baseOp }
+
+// Arity is 2: logits and targets.
+func (op *xentOp) Arity() int { return 2 }
+
+// Type maps a float matrix and an Int vector to a float scalar.
+func (op *xentOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	return hm.NewFnType(G.TensorType{Dims: 2, Of: a}, G.TensorType{Dims: 1, Of: tensor.Int}, a)
+}
+
+// InferShape is a scalar.
+func (op *xentOp) InferShape(...G.DimSizer) (tensor.Shape, error) { return tensor.ScalarShape(), nil }
+
+// Do computes the mean NLL.
+func (op *xentOp) Do(in ...G.Value) (G.Value, error) {
+	logits, targets, err := xentInputs(op.name, in)
+	if err != nil {
+		return nil, err
+	}
+	v := logits.Shape()[1]
+	var sum float64
+	var count int
+	switch logits.Dtype() {
+	case tensor.Float32:
+		sum, count, err = nll(data[float32](logits), targets, v)
+	case tensor.Float64:
+		sum, count, err = nll(data[float64](logits), targets, v)
+	}
+	if err != nil {
+		return nil, err
+	}
+	mean := 0.0
+	if count > 0 {
+		mean = sum / float64(count)
+	}
+	if logits.Dtype() == tensor.Float32 {
+		return G.NewF32(float32(mean)), nil
+	}
+	return G.NewF64(mean), nil
+}
+
+// DiffWRT is true for the logits only.
+func (op *xentOp) DiffWRT(int) []bool { return []bool{true, false} }
+
+// SymDiff is dlogits = g * (softmax(logits) - onehot(target)) / count on counted rows.
+func (op *xentOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
+	d, err := G.ApplyOp(&xentGradOp{baseOp{"CrossEntropyGrad"}}, in[0], in[1], grad)
+	return G.Nodes{d, nil}, err
+}
+
+// xentGradOp maps (logits, targets, g) to the gradient of the logits.
+type xentGradOp struct{ baseOp }
+
+// Arity is 3: logits, targets and the scalar output gradient.
+func (op *xentGradOp) Arity() int { return 3 }
+
+// Type maps (matrix, Int vector, scalar) to a matrix.
+func (op *xentGradOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	m := G.TensorType{Dims: 2, Of: a}
+	return hm.NewFnType(m, G.TensorType{Dims: 1, Of: tensor.Int}, a, m)
+}
+
+// InferShape is the logits' shape.
+func (op *xentGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	return in[0].(tensor.Shape).Clone(), nil
+}
+
+// Do computes the gradient into a new tensor.
+func (op *xentGradOp) Do(in ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, in...) }
+
+// UsePreallocDo computes the gradient into prealloc when it fits.
+func (op *xentGradOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, error) {
+	logits, targets, err := xentInputs(op.name, in)
+	if err != nil {
+		return nil, err
+	}
+	g, err := scalar(in[2])
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op.name, err)
+	}
+	d := output(prealloc, logits.Dtype(), logits.Shape(), in)
+	v := logits.Shape()[1]
+	switch logits.Dtype() {
+	case tensor.Float32:
+		nllGrad(data[float32](d), data[float32](logits), targets, v, g)
+	case tensor.Float64:
+		nllGrad(data[float64](d), data[float64](logits), targets, v, g)
+	}
+	return d, nil
+}
+
+// xentInputs returns the logits tensor and the targets slice of a cross-entropy op.
+func xentInputs(op string, in []G.Value) (*tensor.Dense, []int, error) {
+	logits, err := dense(op, in, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	t, err := dense(op, in, 1)
+	if err != nil {
+		return nil, nil, err
+	}
+	targets, ok := t.Data().([]int)
+	if !ok {
+		return nil, nil, fmt.Errorf("%s: targets are %v, want int", op, t.Dtype())
+	}
+	return logits, targets, nil
+}
+
+// nll returns the summed negative log-likelihood of the counted targets and their count,
+// or an error naming a target outside [0, v).
+func nll[T Float](logits []T, targets []int, v int) (float64, int, error) {
+	var sum float64
+	count := 0
+	for r, t := range targets {
+		if t < 0 {
+			continue
+		}
+		if t >= v {
+			return 0, 0, fmt.Errorf("cross-entropy: target %d of row %d is outside the vocabulary [0, %d)", t, r, v)
+		}
+		row := logits[r*v : (r+1)*v]
+		sum += logSumExp(row) - float64(row[t])
+		count++
+	}
+	return sum, count, nil
+}
+
+// nllGrad writes g/count * (softmax(row) - onehot(t)) for counted rows, zeros elsewhere.
+func nllGrad[T Float](d, logits []T, targets []int, v int, g float64) {
+	count := 0
+	for _, t := range targets {
+		if t >= 0 {
+			count++
+		}
+	}
+	for r, t := range targets {
+		dr := d[r*v : (r+1)*v]
+		if t < 0 || t >= v {
+			clear(dr)
+			continue
+		}
+		row := logits[r*v : (r+1)*v]
+		lse := logSumExp(row)
+		scale := g / float64(count)
+		for j, x := range row {
+			dr[j] = T(scale * math.Exp(float64(x)-lse))
+		}
+		dr[t] -= T(scale)
+	}
+}
+
+// logSumExp is log(sum(exp(row))), max-shifted.
+func logSumExp[T Float](row []T) float64 {
+	m := float64(row[0])
+	for _, x := range row[1:] {
+		m = math.Max(m, float64(x))
+	}
+	var s float64
+	for _, x := range row {
+		s += math.Exp(float64(x) - m)
+	}
+	return m + math.Log(s)
+}
