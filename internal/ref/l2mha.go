@@ -1,0 +1,61 @@
+package ref
+
+import (
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// L2MHA is tied L2 multihead attention, computed literally as SPEC section 2
+// states it (not in the cheaper factorised form). For each head h:
+// q_i = x_i W^{Q,h}, logits L_ij = -||q_i - q_j||^2 / sqrt(d) summed as a
+// squared distance, P = softmax_rows(L) (causal: row i sees j <= i, always
+// including i), A_h = W^{Q,h} (W^{Q,h})^T / sqrt(d) (D, D) and
+// head_h = P X A_h W^{V,h}. The result is [head_1, ..., head_H] W^O.
+//
+// x is (N, D); wq and wv hold H matrices (D, d) with d = D/H; wo is (D, D).
+func L2MHA(x [][]float64, wq, wv []*mat.Dense, wo *mat.Dense, causal bool) ([][]float64, error) {
+	_, dim, heads, d, err := checkMHA(x, wo, headWeights{"wq", wq}, headWeights{"wv", wv})
+	if err != nil {
+		return nil, err
+	}
+	scale := 1 / math.Sqrt(float64(d))
+	out := make([][][]float64, heads)
+	for h := range heads {
+		q := mul(x, wq[h]) // (N, d)
+		p, err := Softmax(l2Logits(q, q, scale), causal)
+		if err != nil {
+			return nil, err
+		}
+		a := zeros(dim, dim) // (D, D)
+		for r := range dim {
+			for c := range dim {
+				s := 0.0
+				for l := range d {
+					s += wq[h].At(r, l) * wq[h].At(c, l)
+				}
+				a[r][c] = s * scale
+			}
+		}
+		values := mul(matmul(x, a), wv[h]) // (N, d) = X A_h W^{V,h}
+		out[h] = matmul(p, values)
+	}
+	return concatProject(out, wo), nil
+}
+
+// l2Logits returns the (N, N) logits L_ij = -scale * ||q_i - k_j||^2 for
+// (N, d) queries q and keys k, each squared distance summed directly.
+func l2Logits(q, k [][]float64, scale float64) [][]float64 {
+	logits := zeros(len(q), len(k))
+	for i := range q {
+		for j := range k {
+			s := 0.0
+			for c := range q[i] {
+				diff := q[i][c] - k[j][c]
+				s += diff * diff
+			}
+			logits[i][j] = -s * scale
+		}
+	}
+	return logits
+}
