@@ -5,8 +5,8 @@ import (
 	"math"
 	"testing"
 
-	G "gorgonia.org/gorgonia"
 	"gonum.org/v1/gonum/mat"
+	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
 	"lipformer/internal/gradcheck"
@@ -224,7 +224,7 @@ func TestL2ValuesGradient(t *testing.T) {
 
 func TestL2ValuesMatchesLiteralForm(t *testing.T) {
 	c := newAttnCase(40, 1, 6, 6, 3)
-	c.x = eye(6) // then the value block of packed(L2) is W_eff itself
+	c.x = eye(6)               // then the value block of packed(L2) is W_eff itself
 	want := rows(c.packed(L2)) // (6, 12): [x W^Q | W_eff]
 	for i := range want {
 		want[i] = want[i][6:]

@@ -114,12 +114,18 @@ func scalar(v G.Value) (float64, error) {
 	case *G.F32:
 		return float64(*s), nil
 	case *tensor.Dense:
-		if s.DataSize() == 1 {
-			switch s.Dtype() {
-			case tensor.Float64:
-				return data[float64](s)[0], nil
-			case tensor.Float32:
-				return float64(data[float32](s)[0]), nil
+		switch d := s.Data().(type) {
+		case float64:
+			return d, nil
+		case float32:
+			return float64(d), nil
+		case []float64:
+			if len(d) == 1 {
+				return d[0], nil
+			}
+		case []float32:
+			if len(d) == 1 {
+				return float64(d[0]), nil
 			}
 		}
 	}

@@ -76,7 +76,7 @@ func Check(build Build, inputs []Input, seed uint64, h float64) (Result, error) 
 	}
 	analytic := make([][]float64, len(values))
 	for i, v := range values {
-		analytic[i] = append([]float64(nil), v.Data().([]float64)...)
+		analytic[i] = floats(v)
 	}
 	res := Result{RelErr: map[string]float64{}}
 	k := 0
@@ -84,21 +84,25 @@ func Check(build Build, inputs []Input, seed uint64, h float64) (Result, error) 
 		if in.NoGrad {
 			continue
 		}
-		x := in.Value.Data().([]float64)
-		numeric := make([]float64, len(x))
-		for j := range x {
-			orig := x[j]
-			x[j] = orig + h
+		x := in.Value
+		n := x.DataSize()
+		if x.IsScalar() {
+			n = 1
+		}
+		numeric := make([]float64, n)
+		for j := range numeric {
+			orig := x.Get(j).(float64)
+			x.Set(j, orig+h)
 			fp, err := run()
 			if err != nil {
 				return Result{}, err
 			}
-			x[j] = orig - h
+			x.Set(j, orig-h)
 			fm, err := run()
 			if err != nil {
 				return Result{}, err
 			}
-			x[j] = orig
+			x.Set(j, orig)
 			numeric[j] = (fp - fm) / (2 * h)
 		}
 		e := relErr(analytic[k], numeric)
@@ -107,6 +111,17 @@ func Check(build Build, inputs []Input, seed uint64, h float64) (Result, error) 
 		k++
 	}
 	return res, nil
+}
+
+// floats copies a value's data (a tensor or a scalar) as []float64.
+func floats(v G.Value) []float64 {
+	switch d := v.Data().(type) {
+	case []float64:
+		return append([]float64(nil), d...)
+	case float64:
+		return []float64{d}
+	}
+	return nil
 }
 
 // weightedSum returns sum(out * R) for a random R of out's shape, or out itself if scalar.
