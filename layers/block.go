@@ -1,0 +1,119 @@
+package layers
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"lipformer/ops"
+)
+
+// Norm is where a block places its LayerNorms.
+type Norm string
+
+const (
+	// PreLN: x = x + Attn(LN(x)); x = x + MLP(LN(x)).
+	PreLN Norm = "pre"
+	// PostLN: x = LN(x + Attn(x)); x = LN(x + MLP(x)).
+	PostLN Norm = "post"
+	// NoLN: x = x + Attn(x); x = x + MLP(x).
+	NoLN Norm = "none"
+)
+
+// ParseNorm validates a norm placement name.
+func ParseNorm(s string) (Norm, error) {
+	switch n := Norm(s); n {
+	case PreLN, PostLN, NoLN:
+		return n, nil
+	}
+	return "", fmt.Errorf("norm placement %q, want pre, post or none", s)
+}
+
+// BlockConfig describes a transformer block.
+type BlockConfig struct {
+	Width   int               // D
+	Heads   int               // H
+	Hidden  int               // MLP width, 4D in GPT-2
+	Kind    ops.AttentionKind // dp, l2 or l2-untied
+	Norm    Norm
+	Causal  bool
+	Dropout float64 // on each residual branch's output, in training graphs
+	Std     float64 // initial weight scale, 0.02 in GPT-2
+	Layers  int     // depth of the model, which scales the residual projections' init
+	LipC    float64 // c of contractive L2 attention, or 0
+	Context int     // the model's context, the N of the contractive bound
+}
+
+// Block is a transformer block: an attention and an MLP sub-block, each residual, with
+// LayerNorms placed as its config says (nil when Norm is NoLN).
+type Block struct {
+	Cfg  BlockConfig
+	LN1  *LayerNorm
+	Attn *Attention
+	LN2  *LayerNorm
+	MLP  *MLP
+}
+
+// NewBlock makes a block; name prefixes its parameters' names.
+func NewBlock(name string, cfg BlockConfig, dt tensor.Dtype, rng *rand.Rand) (*Block, error) {
+	if _, err := ParseNorm(string(cfg.Norm)); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	proj := residualStd(cfg.Std, max(cfg.Layers, 1))
+	attn, err := NewAttention(name+".attn", cfg.Kind, cfg.Width, cfg.Heads, cfg.Causal, cfg.Std, proj, dt, rng)
+	if err != nil {
+		return nil, err
+	}
+	attn.LipC, attn.BoundLen = cfg.LipC, cfg.Context
+	b := &Block{Cfg: cfg, Attn: attn, MLP: NewMLP(name+".mlp", cfg.Width, cfg.Hidden, cfg.Std, proj, dt, rng)}
+	if cfg.Norm != NoLN {
+		b.LN1, b.LN2 = NewLayerNorm(name+".ln1", cfg.Width, dt), NewLayerNorm(name+".ln2", cfg.Width, dt)
+	}
+	return b, nil
+}
+
+// Forward maps x (B*T, D) to (B*T, D).
+func (b *Block) Forward(g *Graph, x *G.Node) (*G.Node, error) {
+	x, err := b.residual(g, x, b.LN1, b.Attn.Forward)
+	if err != nil {
+		return nil, err
+	}
+	return b.residual(g, x, b.LN2, b.MLP.Forward)
+}
+
+// residual applies one sub-block f around x with its LayerNorm ln placed per the config.
+func (b *Block) residual(g *Graph, x *G.Node, ln *LayerNorm, f func(*Graph, *G.Node) (*G.Node, error)) (*G.Node, error) {
+	in := x
+	var err error
+	if b.Cfg.Norm == PreLN {
+		if in, err = ln.Forward(g, x); err != nil {
+			return nil, err
+		}
+	}
+	y, err := f(g, in)
+	if err != nil {
+		return nil, err
+	}
+	if y, err = g.Dropout(y, b.Cfg.Dropout); err != nil {
+		return nil, err
+	}
+	if y, err = G.Add(x, y); err != nil {
+		return nil, err
+	}
+	if b.Cfg.Norm == PostLN {
+		return ln.Forward(g, y)
+	}
+	return y, nil
+}
+
+// Params returns the block's parameters.
+func (b *Block) Params() []*Param {
+	ps := b.Attn.Params()
+	ps = append(ps, b.MLP.Fc.W, b.MLP.Fc.B, b.MLP.Proj.W, b.MLP.Proj.B)
+	if b.LN1 != nil {
+		ps = append(ps, b.LN1.Gain, b.LN1.Bias, b.LN2.Gain, b.LN2.Bias)
+	}
+	return ps
+}

@@ -1,0 +1,43 @@
+package layers
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Embedding maps integer ids to rows of a table W (V, D).
+type Embedding struct {
+	W *Param // (V, D)
+}
+
+// NewEmbedding makes a table of n rows of width d drawn from N(0, std^2).
+func NewEmbedding(name string, n, d int, std float64, dt tensor.Dtype, rng *rand.Rand) *Embedding {
+	e := &Embedding{W: newParam(name, dt, false, n, d)}
+	e.W.fillNormal(rng, std)
+	return e
+}
+
+// Forward gathers the rows of ids, an Int vector (N), into (N, D).
+func (e *Embedding) Forward(g *Graph, ids *G.Node) (*G.Node, error) {
+	if ids.Dtype() != tensor.Int || !ids.Shape().IsVectorLike() {
+		return nil, fmt.Errorf("%s: ids %v of %v, want an Int vector", e.W.Name, ids.Shape(), ids.Dtype())
+	}
+	return G.ByIndices(g.Node(e.W), ids, 0)
+}
+
+// Positions returns the learned position embedding of a batch: rows 0..T-1 of the table,
+// repeated for each of the B sequences, (B*T, D). T may not exceed the table's length.
+func (e *Embedding) Positions(g *Graph) (*G.Node, error) {
+	if n := e.W.Value.Shape()[0]; g.SeqLen > n {
+		return nil, fmt.Errorf("%s: sequence length %d exceeds the %d learned positions", e.W.Name, g.SeqLen, n)
+	}
+	ids := make([]int, g.Rows())
+	for i := range ids {
+		ids[i] = i % g.SeqLen
+	}
+	pos := G.NodeFromAny(g.G, tensor.New(tensor.WithShape(len(ids)), tensor.WithBacking(ids)), G.WithName(e.W.Name+".ids"))
+	return G.ByIndices(g.Node(e.W), pos, 0)
+}

@@ -1,0 +1,55 @@
+package layers
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/mat"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"lipformer/lipschitz"
+	"lipformer/ops"
+)
+
+// Linear is y = x W + b, with W (In, Out) and an optional bias b (Out).
+type Linear struct {
+	W *Param // (In, Out)
+	B *Param // (Out), or nil
+}
+
+// NewLinear makes a Linear with weights drawn from N(0, std^2) and a zero bias.
+func NewLinear(name string, in, out int, bias bool, std float64, dt tensor.Dtype, rng *rand.Rand) *Linear {
+	l := &Linear{W: newParam(name+".w", dt, true, in, out)}
+	l.W.fillNormal(rng, std)
+	if bias {
+		l.B = newParam(name+".b", dt, false, out)
+	}
+	return l
+}
+
+// Forward maps x (N, In) to (N, Out).
+func (l *Linear) Forward(g *Graph, x *G.Node) (*G.Node, error) {
+	w := g.Node(l.W)
+	if x.Dims() != 2 || x.Shape()[1] != w.Shape()[0] {
+		return nil, fmt.Errorf("%s: input %v, want (N, %d)", l.W.Name, x.Shape(), w.Shape()[0])
+	}
+	y, err := G.Mul(x, w)
+	if err != nil || l.B == nil {
+		return y, err
+	}
+	return ops.AddBias(y, g.Node(l.B))
+}
+
+// LipschitzInf is ||W^T||_inf, the exact inf-norm Lipschitz constant of the map x -> xW + b
+// on one row.
+func (l *Linear) LipschitzInf() float64 { return lipschitz.LinearLipInf(denseOf(l.W)) }
+
+// Lipschitz2 is ||W||_2, the exact 2-norm Lipschitz constant (largest singular value).
+func (l *Linear) Lipschitz2() float64 { return lipschitz.Norm2(denseOf(l.W)) }
+
+// denseOf copies a matrix parameter into a gonum matrix.
+func denseOf(p *Param) *mat.Dense {
+	s := p.Value.Shape()
+	return mat.NewDense(s[0], s[1], p.Float64s())
+}

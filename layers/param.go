@@ -1,0 +1,72 @@
+package layers
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"gorgonia.org/tensor"
+)
+
+// Param is a learnable tensor. Its Value is bound into every graph built from the layer, so
+// an update of Value in place is seen by all of them.
+type Param struct {
+	Name  string
+	Value *tensor.Dense
+	Decay bool // weight decay applies (matrices of Linear and attention maps)
+}
+
+// newParam allocates a parameter of the given shape and dtype.
+func newParam(name string, dt tensor.Dtype, decay bool, shape ...int) *Param {
+	return &Param{Name: name, Value: tensor.New(tensor.Of(dt), tensor.WithShape(shape...)), Decay: decay}
+}
+
+// fillNormal sets every element of p to std * N(0, 1).
+func (p *Param) fillNormal(rng *rand.Rand, std float64) {
+	switch v := p.Value.Data().(type) {
+	case []float32:
+		for i := range v {
+			v[i] = float32(std * rng.NormFloat64())
+		}
+	case []float64:
+		for i := range v {
+			v[i] = std * rng.NormFloat64()
+		}
+	}
+}
+
+// fill sets every element of p to c.
+func (p *Param) fill(c float64) {
+	switch v := p.Value.Data().(type) {
+	case []float32:
+		for i := range v {
+			v[i] = float32(c)
+		}
+	case []float64:
+		for i := range v {
+			v[i] = c
+		}
+	}
+}
+
+// Float64s returns a copy of the parameter's values as float64.
+func (p *Param) Float64s() []float64 {
+	switch v := p.Value.Data().(type) {
+	case []float32:
+		out := make([]float64, len(v))
+		for i, f := range v {
+			out[i] = float64(f)
+		}
+		return out
+	case []float64:
+		return append([]float64(nil), v...)
+	}
+	return nil
+}
+
+// checkDtype returns an error unless dt is float32 or float64.
+func checkDtype(dt tensor.Dtype) error {
+	if dt != tensor.Float32 && dt != tensor.Float64 {
+		return fmt.Errorf("layers: dtype %v, want float32 or float64", dt)
+	}
+	return nil
+}
