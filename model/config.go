@@ -1,0 +1,114 @@
+// Package model is lipformer's byte-level transformer language model: its configuration
+// (saved in every checkpoint), its parameters, and the graphs built from them for
+// training, evaluation and sampling.
+package model
+
+import (
+	"fmt"
+	"strings"
+
+	"gorgonia.org/tensor"
+
+	"lipformer/layers"
+	"lipformer/ops"
+)
+
+// Architectures lists the values of Config.Arch (SPEC section 4).
+var Architectures = []string{"dp", "l2", "l2-untied", "contractive-l2"}
+
+// Config describes a model. It is saved inside every checkpoint, so evaluation, sampling
+// and resuming need no flags to rebuild the model.
+type Config struct {
+	Arch    string  `json:"arch"`    // one of Architectures
+	Layers  int     `json:"layers"`  // number of blocks
+	Heads   int     `json:"heads"`   // attention heads per block
+	Width   int     `json:"width"`   // D
+	Hidden  int     `json:"hidden"`  // MLP width; 0 means 4D
+	Context int     `json:"context"` // T, the longest sequence, and the number of learned positions
+	Vocab   int     `json:"vocab"`   // V, distinct bytes of the corpus
+	Dropout float64 `json:"dropout"` // on residual branches, training only
+	Norm    string  `json:"norm"`    // LayerNorm placement: pre, post or none
+	LipC    float64 `json:"lip_c"`   // Lipschitz coefficient c of contractive attention
+	Dtype   string  `json:"dtype"`   // float32 or float64
+	Std     float64 `json:"init_std"`
+}
+
+// Default is a small pre-LN L2 model: 4 layers, 4 heads, width 128, context 64.
+func Default() Config {
+	return Config{Arch: "l2", Layers: 4, Heads: 4, Width: 128, Context: 64, Norm: "pre", LipC: 0.9, Dtype: "float32", Std: 0.02}
+}
+
+// Validate returns an error naming the first field that is out of range.
+func (c Config) Validate() error {
+	var errs []string
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Sprintf(format, a...)) }
+	if _, err := c.attentionKind(); err != nil {
+		bad("%v", err)
+	}
+	if c.Layers < 1 {
+		bad("layers %d, want >= 1", c.Layers)
+	}
+	if c.Width < 1 || c.Heads < 1 || c.Width%c.Heads != 0 {
+		bad("width %d with %d heads, want a positive width divisible by the heads", c.Width, c.Heads)
+	}
+	if c.Hidden < 0 {
+		bad("hidden %d, want >= 0 (0 means 4 x width)", c.Hidden)
+	}
+	if c.Context < 1 {
+		bad("context %d, want >= 1", c.Context)
+	}
+	if c.Vocab < 1 || c.Vocab > 256 {
+		bad("vocab %d, want 1..256 (bytes)", c.Vocab)
+	}
+	if c.Dropout < 0 || c.Dropout >= 1 {
+		bad("dropout %g, want 0 <= p < 1", c.Dropout)
+	}
+	if _, err := layers.ParseNorm(c.Norm); err != nil {
+		bad("%v", err)
+	}
+	if c.Arch == "contractive-l2" && !(c.LipC > 0) {
+		bad("lip_c %g, want > 0 for contractive attention", c.LipC)
+	}
+	if _, err := c.dtype(); err != nil {
+		bad("%v", err)
+	}
+	if !(c.Std > 0) {
+		bad("init_std %g, want > 0", c.Std)
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("model config: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// hidden is the MLP width.
+func (c Config) hidden() int {
+	if c.Hidden == 0 {
+		return 4 * c.Width
+	}
+	return c.Hidden
+}
+
+// attentionKind maps the architecture to its attention logits.
+func (c Config) attentionKind() (ops.AttentionKind, error) {
+	switch c.Arch {
+	case "dp":
+		return ops.DotProduct, nil
+	case "l2", "contractive-l2":
+		return ops.L2, nil
+	case "l2-untied":
+		return ops.L2Untied, nil
+	}
+	return 0, fmt.Errorf("arch %q, want one of %s", c.Arch, strings.Join(Architectures, ", "))
+}
+
+// dtype maps the Dtype name to a tensor dtype.
+func (c Config) dtype() (tensor.Dtype, error) {
+	switch c.Dtype {
+	case "float32":
+		return tensor.Float32, nil
+	case "float64":
+		return tensor.Float64, nil
+	}
+	return tensor.Dtype{}, fmt.Errorf("dtype %q, want float32 or float64", c.Dtype)
+}

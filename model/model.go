@@ -1,0 +1,101 @@
+package model
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	G "gorgonia.org/gorgonia"
+
+	"lipformer/layers"
+)
+
+// Model is the byte-level language model of SPEC section 4: token and position embeddings,
+// Layers blocks, a final LayerNorm and a linear head to the vocabulary.
+type Model struct {
+	Cfg    Config
+	Tok    *layers.Embedding // (V, D)
+	Pos    *layers.Embedding // (T, D)
+	Blocks []*layers.Block
+	LNf    *layers.LayerNorm // final LayerNorm
+	Head   *layers.Linear    // (D, V), no bias
+}
+
+// New builds a model with weights initialised from seed as in GPT-2: N(0, std^2), the
+// residual projections scaled by 1/sqrt(2 layers), zero biases, unit LayerNorm gains.
+func New(cfg Config, seed uint64) (*Model, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	dt, _ := cfg.dtype()
+	kind, _ := cfg.attentionKind()
+	norm, _ := layers.ParseNorm(cfg.Norm)
+	rng := rand.New(rand.NewPCG(seed, 0x6c6970666f726d))
+	m := &Model{
+		Cfg: cfg,
+		Tok: layers.NewEmbedding("tok", cfg.Vocab, cfg.Width, cfg.Std, dt, rng),
+		Pos: layers.NewEmbedding("pos", cfg.Context, cfg.Width, cfg.Std, dt, rng),
+		LNf: layers.NewLayerNorm("lnf", cfg.Width, dt),
+	}
+	bc := layers.BlockConfig{Width: cfg.Width, Heads: cfg.Heads, Hidden: cfg.hidden(), Kind: kind, Norm: norm,
+		Causal: true, Dropout: cfg.Dropout, Std: cfg.Std, Layers: cfg.Layers, LipC: cfg.contraction(), Context: cfg.Context}
+	for i := 0; i < cfg.Layers; i++ {
+		b, err := layers.NewBlock(fmt.Sprintf("h%d", i), bc, dt, rng)
+		if err != nil {
+			return nil, err
+		}
+		m.Blocks = append(m.Blocks, b)
+	}
+	m.Head = layers.NewLinear("head", cfg.Width, cfg.Vocab, false, cfg.Std, dt, rng)
+	return m, nil
+}
+
+// contraction is the coefficient c of contractive attention, or 0 for plain attention.
+func (c Config) contraction() float64 {
+	if c.Arch == "contractive-l2" {
+		return c.LipC
+	}
+	return 0
+}
+
+// Params returns every parameter in a fixed order (the order of checkpoints).
+func (m *Model) Params() []*layers.Param {
+	ps := []*layers.Param{m.Tok.W, m.Pos.W}
+	for _, b := range m.Blocks {
+		ps = append(ps, b.Params()...)
+	}
+	return append(ps, m.LNf.Gain, m.LNf.Bias, m.Head.W)
+}
+
+// NumParams is the number of scalar parameters.
+func (m *Model) NumParams() int {
+	n := 0
+	for _, p := range m.Params() {
+		n += p.Value.Shape().TotalSize()
+	}
+	return n
+}
+
+// logits adds the model to g for the token ids (B*T) and returns the logits (B*T, V).
+func (m *Model) logits(g *layers.Graph, ids *G.Node) (*G.Node, error) {
+	tok, err := m.Tok.Forward(g, ids) // (B*T, D)
+	if err != nil {
+		return nil, err
+	}
+	pos, err := m.Pos.Positions(g) // (B*T, D)
+	if err != nil {
+		return nil, err
+	}
+	x, err := G.Add(tok, pos)
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range m.Blocks {
+		if x, err = b.Forward(g, x); err != nil {
+			return nil, err
+		}
+	}
+	if x, err = m.LNf.Forward(g, x); err != nil {
+		return nil, err
+	}
+	return m.Head.Forward(g, x) // (B*T, V)
+}

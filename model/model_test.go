@@ -1,0 +1,182 @@
+package model
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// tiny is a float64 model small enough for finite differences.
+func tiny(arch string) Config {
+	return Config{Arch: arch, Layers: 2, Heads: 2, Width: 8, Context: 5, Vocab: 7, Norm: "pre", LipC: 0.9, Dtype: "float64", Std: 0.3}
+}
+
+// fill writes a random batch into a program.
+func fill(p *Program, seed uint64, vocab int) {
+	r := rand.New(rand.NewPCG(seed, 3))
+	for i := range p.Inputs {
+		p.Inputs[i] = r.IntN(vocab)
+		p.Targets[i] = r.IntN(vocab)
+	}
+	p.Targets[len(p.Targets)-1] = -1 // an unscored padding target
+}
+
+func mustProgram(t *testing.T, m *Model, mode Mode, batch int) *Program {
+	t.Helper()
+	p, err := m.NewProgram(mode, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+func TestTrainAndEvalProgramsAgree(t *testing.T) {
+	for _, arch := range Architectures {
+		m, err := New(tiny(arch), 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, ev := mustProgram(t, m, Train, 3), mustProgram(t, m, Eval, 3)
+		fill(tr, 5, 7)
+		copy(ev.Inputs, tr.Inputs)
+		copy(ev.Targets, tr.Targets)
+		if err := tr.Run(); err != nil {
+			t.Fatal(err)
+		}
+		if err := ev.Run(); err != nil {
+			t.Fatal(err)
+		}
+		if a, b := tr.Loss(), ev.Loss(); math.Abs(a-b) > 1e-12 || math.IsNaN(a) {
+			t.Errorf("%s: train loss %v, eval loss %v", arch, a, b)
+		}
+	}
+}
+
+// TestModelGradient compares the training program's gradient of every parameter tensor
+// (a few elements each) with central differences of the evaluation program's loss.
+func TestModelGradient(t *testing.T) {
+	for _, arch := range Architectures {
+		t.Run(arch, func(t *testing.T) {
+			m, err := New(tiny(arch), 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr, ev := mustProgram(t, m, Train, 2), mustProgram(t, m, Eval, 2)
+			fill(tr, 9, 7)
+			copy(ev.Inputs, tr.Inputs)
+			copy(ev.Targets, tr.Targets)
+			if err := tr.Run(); err != nil {
+				t.Fatal(err)
+			}
+			r := rand.New(rand.NewPCG(4, 4))
+			for i, p := range tr.Params() {
+				g, err := tr.Grad(i)
+				if err != nil {
+					t.Fatal(err)
+				}
+				grad := g.Data().([]float64)
+				w := p.Value.Data().([]float64)
+				for k := 0; k < 3; k++ {
+					j := r.IntN(len(w))
+					num := centralDiff(t, ev, w, j, 1e-5)
+					if d := math.Abs(num - grad[j]); d > 1e-6*math.Max(1e-3, math.Abs(num)) {
+						t.Errorf("%s[%d]: gradient %.10g, finite difference %.10g", p.Name, j, grad[j], num)
+					}
+				}
+			}
+		})
+	}
+}
+
+// centralDiff is the central difference of the program's loss in w[j].
+func centralDiff(t *testing.T, p *Program, w []float64, j int, h float64) float64 {
+	t.Helper()
+	loss := func(v float64) float64 {
+		w[j] = v
+		if err := p.Run(); err != nil {
+			t.Fatal(err)
+		}
+		return p.Loss()
+	}
+	orig := w[j]
+	d := (loss(orig+h) - loss(orig-h)) / (2 * h)
+	w[j] = orig
+	return d
+}
+
+func TestSampleLogitsGiveTheEvalLoss(t *testing.T) {
+	m, err := New(tiny("l2"), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, ev := mustProgram(t, m, Sample, 1), mustProgram(t, m, Eval, 1)
+	fill(ev, 1, 7)
+	copy(sp.Inputs, ev.Inputs)
+	if err := ev.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if err := sp.Run(); err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	var n int
+	for r, tg := range ev.Targets {
+		if tg < 0 {
+			continue
+		}
+		l := sp.Logits(r)
+		mx := l[0]
+		for _, v := range l {
+			mx = math.Max(mx, v)
+		}
+		var z float64
+		for _, v := range l {
+			z += math.Exp(v - mx)
+		}
+		sum += mx + math.Log(z) - l[tg]
+		n++
+	}
+	if got, want := sum/float64(n), ev.Loss(); math.Abs(got-want) > 1e-12 {
+		t.Errorf("loss from sampling logits %v, eval loss %v", got, want)
+	}
+}
+
+func TestInitialLossIsNearUniform(t *testing.T) {
+	cfg := tiny("dp")
+	cfg.Std, cfg.Vocab = 0.02, 50
+	m, err := New(cfg, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := mustProgram(t, m, Eval, 4)
+	fill(ev, 2, 50)
+	if err := ev.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if got := ev.Loss(); math.Abs(got-math.Log(50)) > 0.05 {
+		t.Errorf("initial loss %v, want about ln 50 = %v", got, math.Log(50))
+	}
+}
+
+func TestConfigErrorsNameTheField(t *testing.T) {
+	for _, c := range []struct {
+		mod  func(*Config)
+		want string
+	}{
+		{func(c *Config) { c.Arch = "rnn" }, "arch"},
+		{func(c *Config) { c.Heads = 3 }, "heads"},
+		{func(c *Config) { c.Vocab = 300 }, "vocab"},
+		{func(c *Config) { c.Norm = "mid" }, "norm"},
+		{func(c *Config) { c.Dropout = 1 }, "dropout"},
+		{func(c *Config) { c.Dtype = "float16" }, "dtype"},
+	} {
+		cfg := tiny("l2")
+		c.mod(&cfg)
+		err := cfg.Validate()
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: error %v, want one naming %q", cfg, err, c.want)
+		}
+	}
+}

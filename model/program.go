@@ -1,0 +1,148 @@
+package model
+
+import (
+	"fmt"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"lipformer/layers"
+	"lipformer/ops"
+)
+
+// Program is the model compiled for batches of B sequences of T = context tokens: write the
+// token ids into Inputs and the next-token targets into Targets (row-major (B, T); a
+// negative target is not scored), then Run. Programs share the model's weights.
+type Program struct {
+	Graph   *layers.Graph
+	Inputs  []int // (B*T) token ids
+	Targets []int // (B*T) next-token ids, or -1
+	loss    *G.Node
+	logits  *G.Node
+	params  []*layers.Param
+	grads   []*G.Node // gradient of the loss per parameter, training programs only
+	vm      G.VM
+	lossVal G.Value
+	logVal  G.Value
+}
+
+// Mode selects what a program computes.
+type Mode int
+
+const (
+	// Train computes the loss and its gradients, with dropout.
+	Train Mode = iota
+	// Eval computes the loss only, without dropout.
+	Eval
+	// Sample computes the logits only, without dropout.
+	Sample
+)
+
+// NewProgram compiles the model for batches of the given size.
+func (m *Model) NewProgram(mode Mode, batch int) (*Program, error) {
+	dt, _ := m.Cfg.dtype()
+	g, err := layers.NewGraph(dt, batch, m.Cfg.Context, mode == Train)
+	if err != nil {
+		return nil, err
+	}
+	n := batch * m.Cfg.Context
+	p := &Program{Graph: g, Inputs: make([]int, n), Targets: make([]int, n)}
+	ids := G.NodeFromAny(g.G, tensor.New(tensor.WithShape(n), tensor.WithBacking(p.Inputs)), G.WithName("ids"))
+	if p.logits, err = m.logits(g, ids); err != nil {
+		return nil, err
+	}
+	if mode == Sample {
+		return p, p.compile(g, p.logits)
+	}
+	targets := G.NodeFromAny(g.G, tensor.New(tensor.WithShape(n), tensor.WithBacking(p.Targets)), G.WithName("targets"))
+	if p.loss, err = ops.CrossEntropy(p.logits, targets); err != nil {
+		return nil, err
+	}
+	if mode == Train {
+		G.Read(p.loss, &p.lossVal) // GORGONIA.md: registers are reused after RunAll
+		p.params = g.Params()
+		nodes := make(G.Nodes, len(p.params))
+		for i, q := range p.params {
+			nodes[i] = g.Node(q)
+		}
+		if p.grads, err = G.Grad(p.loss, nodes...); err != nil {
+			return nil, fmt.Errorf("model: gradients: %w", err)
+		}
+	}
+	return p, p.compile(g, p.loss)
+}
+
+// compile makes the tape machine; forward-only programs are pruned to what out needs.
+func (p *Program) compile(g *layers.Graph, out *G.Node) error {
+	if p.grads != nil {
+		p.vm = G.NewTapeMachine(g.G)
+		return nil
+	}
+	prog, locs, err := G.CompileFunction(g.G, g.G.Inputs(), G.Nodes{out})
+	if err != nil {
+		return fmt.Errorf("model: compile: %w", err)
+	}
+	p.vm = G.NewTapeMachine(g.G, G.WithPrecompiled(prog, locs))
+	return nil
+}
+
+// Run executes the program once.
+func (p *Program) Run() error {
+	defer p.vm.Reset()
+	if err := p.vm.RunAll(); err != nil {
+		return err
+	}
+	switch {
+	case p.grads != nil: // the loss was read by a Read node
+	case p.loss != nil:
+		p.lossVal = p.loss.Value()
+	default:
+		p.logVal = p.logits.Value()
+	}
+	return nil
+}
+
+// Loss is the mean next-token loss in nats of the last run.
+func (p *Program) Loss() float64 {
+	switch v := p.lossVal.Data().(type) {
+	case float32:
+		return float64(v)
+	case float64:
+		return v
+	}
+	return 0
+}
+
+// Logits returns row r of the logits (V) of the last run, as float64.
+func (p *Program) Logits(r int) []float64 {
+	d := p.logVal.(*tensor.Dense)
+	v := d.Shape()[1]
+	out := make([]float64, v)
+	switch x := d.Data().(type) {
+	case []float32:
+		for i := range out {
+			out[i] = float64(x[r*v+i])
+		}
+	case []float64:
+		copy(out, x[r*v:(r+1)*v])
+	}
+	return out
+}
+
+// Params returns the parameters that Grads refers to, in order.
+func (p *Program) Params() []*layers.Param { return p.params }
+
+// Grad returns the gradient tensor of parameter i after a run of a training program.
+func (p *Program) Grad(i int) (*tensor.Dense, error) {
+	d, ok := p.grads[i].Value().(*tensor.Dense)
+	if !ok {
+		return nil, fmt.Errorf("model: no gradient for %s", p.params[i].Name)
+	}
+	return d, nil
+}
+
+// Resample redraws the dropout masks for a training step.
+func (p *Program) Resample(seed uint64, step int) { p.Graph.Resample(seed, step) }
+
+// Close releases the program's machine.
+func (p *Program) Close() error { return p.vm.Close() }
