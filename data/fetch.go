@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+
+	"lipformer/internal/atomicfile"
 )
 
 // Fetch downloads url to the file dst, which appears only once its size is
@@ -41,7 +43,7 @@ func Fetch(ctx context.Context, url, dst string, wantSize int64, wantSHA256 stri
 	}
 	bar, done := newProgress(progress, wantSize, "downloading "+filepath.Base(dst))
 	defer done()
-	return writeAtomic(dst, func(w io.Writer) error {
+	return atomicfile.Write(dst, func(w io.Writer) error {
 		h := sha256.New()
 		// Read one byte past the expected size, to tell a long body from a right one.
 		n, err := io.Copy(io.MultiWriter(w, h, bar), io.LimitReader(resp.Body, wantSize+1))

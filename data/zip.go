@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+
+	"lipformer/internal/atomicfile"
 )
 
 // extractMember writes the member named member of the zip archive at
@@ -38,7 +40,7 @@ func extractMember(zipPath, member, dst string, want checkedFile, progress io.Wr
 	defer r.Close()
 	bar, done := newProgress(progress, want.size, "extracting "+filepath.Base(dst))
 	defer done()
-	return writeAtomic(dst, func(w io.Writer) error {
+	return atomicfile.Write(dst, func(w io.Writer) error {
 		h := sha256.New()
 		n, err := io.Copy(io.MultiWriter(w, h, bar), io.LimitReader(r, want.size+1))
 		if err != nil {

@@ -1,0 +1,52 @@
+package train
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+)
+
+// jsonFloat is a float64 in the JSON this package writes. JSON has no
+// numbers for NaN and the infinities, which are exactly what a failing run
+// produces, so they are written as the strings "NaN", "+Inf" and "-Inf"
+// (which Python's float() also parses); finite values are plain numbers.
+type jsonFloat float64
+
+// MarshalJSON writes f as a number, or as a string when it is not finite.
+func (f jsonFloat) MarshalJSON() ([]byte, error) {
+	x := float64(f)
+	switch {
+	case math.IsNaN(x):
+		return []byte(`"NaN"`), nil
+	case math.IsInf(x, 1):
+		return []byte(`"+Inf"`), nil
+	case math.IsInf(x, -1):
+		return []byte(`"-Inf"`), nil
+	}
+	return json.Marshal(x)
+}
+
+// UnmarshalJSON reads a number or one of the strings MarshalJSON writes.
+func (f *jsonFloat) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		switch s {
+		case "NaN":
+			*f = jsonFloat(math.NaN())
+		case "+Inf":
+			*f = jsonFloat(math.Inf(1))
+		case "-Inf":
+			*f = jsonFloat(math.Inf(-1))
+		default:
+			return fmt.Errorf("%q is not a number, \"NaN\", \"+Inf\" or \"-Inf\"", s)
+		}
+		return nil
+	}
+	x, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		return fmt.Errorf("%s is not a number", b)
+	}
+	*f = jsonFloat(x)
+	return nil
+}

@@ -1,0 +1,141 @@
+package train
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+)
+
+// MetricsFile is the name of the metrics log in a run's output directory.
+const MetricsFile = "metrics.jsonl"
+
+// TrainRow is one training-step line of the metrics log.
+type TrainRow struct {
+	Step       int
+	Loss       float64 // mean cross-entropy, nats per byte
+	LR         float64
+	GradNorm   float64 // global gradient norm before clipping
+	TokensPerS float64
+	ElapsedS   float64 // seconds since the start of the run
+}
+
+// BPC returns the loss in bits per byte.
+func (r TrainRow) BPC() float64 { return r.Loss / math.Ln2 }
+
+// EvalRow is one evaluation line of the metrics log.
+type EvalRow struct {
+	Step     int
+	ValLoss  float64 // mean cross-entropy over the validation split, nats per byte
+	ElapsedS float64 // seconds since the start of the run
+}
+
+// ValBPC returns the validation loss in bits per byte.
+func (r EvalRow) ValBPC() float64 { return r.ValLoss / math.Ln2 }
+
+// Kinds of metrics lines, the value of their "kind" field.
+const (
+	KindTrain = "train"
+	KindEval  = "eval"
+)
+
+// trainLine is the JSON form of a TrainRow.
+type trainLine struct {
+	Kind       string    `json:"kind"`
+	Step       int       `json:"step"`
+	Loss       jsonFloat `json:"loss"`
+	BPC        jsonFloat `json:"bpc"`
+	LR         jsonFloat `json:"lr"`
+	GradNorm   jsonFloat `json:"grad_norm"`
+	TokensPerS jsonFloat `json:"tokens_per_s"`
+	ElapsedS   jsonFloat `json:"elapsed_s"`
+}
+
+// evalLine is the JSON form of an EvalRow.
+type evalLine struct {
+	Kind     string    `json:"kind"`
+	Step     int       `json:"step"`
+	ValLoss  jsonFloat `json:"val_loss"`
+	ValBPC   jsonFloat `json:"val_bpc"`
+	ElapsedS jsonFloat `json:"elapsed_s"`
+}
+
+// MetricsWriter appends metrics rows to a log, one JSON object per line:
+//
+//	{"kind":"train","step":..,"loss":..,"bpc":..,"lr":..,"grad_norm":..,"tokens_per_s":..,"elapsed_s":..}
+//	{"kind":"eval","step":..,"val_loss":..,"val_bpc":..,"elapsed_s":..}
+//
+// Losses are in nats, bpc = loss/ln 2. Non-finite values are written as the
+// strings "NaN", "+Inf" and "-Inf". Each line goes to the underlying writer
+// in one Write call, followed by Flush when the writer has one, so a crash
+// loses at most the line being written. A MetricsWriter is not safe for
+// concurrent use.
+type MetricsWriter struct {
+	w      io.Writer
+	closer io.Closer // the file OpenMetrics opened, or nil
+}
+
+// NewMetricsWriter returns a MetricsWriter writing to w.
+func NewMetricsWriter(w io.Writer) *MetricsWriter {
+	return &MetricsWriter{w: w}
+}
+
+// OpenMetrics opens outDir/metrics.jsonl for appending, creating the
+// directory and the file as needed, so a resumed run continues the log.
+func OpenMetrics(outDir string) (*MetricsWriter, error) {
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(outDir, MetricsFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return &MetricsWriter{w: f, closer: f}, nil
+}
+
+// WriteTrain appends a training row.
+func (mw *MetricsWriter) WriteTrain(r TrainRow) error {
+	return mw.writeLine(r.Step, trainLine{
+		Kind: KindTrain, Step: r.Step, Loss: jsonFloat(r.Loss), BPC: jsonFloat(r.BPC()), LR: jsonFloat(r.LR),
+		GradNorm: jsonFloat(r.GradNorm), TokensPerS: jsonFloat(r.TokensPerS), ElapsedS: jsonFloat(r.ElapsedS),
+	})
+}
+
+// WriteEval appends an evaluation row.
+func (mw *MetricsWriter) WriteEval(r EvalRow) error {
+	return mw.writeLine(r.Step, evalLine{
+		Kind: KindEval, Step: r.Step, ValLoss: jsonFloat(r.ValLoss), ValBPC: jsonFloat(r.ValBPC()),
+		ElapsedS: jsonFloat(r.ElapsedS),
+	})
+}
+
+// Close closes the file opened by OpenMetrics; for a MetricsWriter made by
+// NewMetricsWriter it does nothing.
+func (mw *MetricsWriter) Close() error {
+	if mw.closer == nil {
+		return nil
+	}
+	return mw.closer.Close()
+}
+
+// writeLine writes line as one JSON line and flushes it.
+func (mw *MetricsWriter) writeLine(step int, line any) error {
+	if step < 0 {
+		return fmt.Errorf("metrics: step %d is negative", step)
+	}
+	b, err := json.Marshal(line)
+	if err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	if _, err := mw.w.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	if f, ok := mw.w.(interface{ Flush() error }); ok {
+		if err := f.Flush(); err != nil {
+			return fmt.Errorf("metrics: %w", err)
+		}
+	}
+	return nil
+}
