@@ -139,3 +139,26 @@ func (mw *MetricsWriter) writeLine(step int, line any) error {
 	}
 	return nil
 }
+
+// Write writes the rows of m to w in the order a run logs them: the evaluation after k
+// steps follows the training row of step k-1.
+func (m Metrics) Write(w io.Writer) error {
+	mw := NewMetricsWriter(w)
+	e := 0
+	for _, row := range m.Train {
+		for ; e < len(m.Eval) && m.Eval[e].Step <= row.Step; e++ {
+			if err := mw.WriteEval(m.Eval[e]); err != nil {
+				return err
+			}
+		}
+		if err := mw.WriteTrain(row); err != nil {
+			return err
+		}
+	}
+	for ; e < len(m.Eval); e++ {
+		if err := mw.WriteEval(m.Eval[e]); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,40 @@
+package train
+
+import (
+	"fmt"
+	"math"
+
+	"lipformer/data"
+	"lipformer/model"
+)
+
+// Evaluate scores every byte of tokens but the first with an evaluation program:
+// consecutive non-overlapping windows of the context length, so a byte is predicted from
+// the bytes before it in its window (on average (T+1)/2 of them). It returns the mean loss
+// in nats per scored byte and the number scored.
+func Evaluate[T data.Token](p *model.Program, tokens []T) (float64, int, error) {
+	w, err := data.NewEvalWindows(tokens, p.Graph.SeqLen, p.Graph.Batch)
+	if err != nil {
+		return 0, 0, err
+	}
+	var nats float64
+	var scored int
+	for i := range w.Batches() {
+		n, err := w.Batch(i, p.Inputs, p.Targets)
+		if err != nil {
+			return 0, 0, err
+		}
+		if err := p.Run(); err != nil {
+			return 0, 0, err
+		}
+		nats += p.Loss() * float64(n)
+		scored += n
+	}
+	if scored != w.Scored() {
+		return 0, 0, fmt.Errorf("evaluate: scored %d bytes, want %d", scored, w.Scored())
+	}
+	return nats / float64(scored), scored, nil
+}
+
+// BPC converts nats per byte to bits per byte.
+func BPC(nats float64) float64 { return nats / math.Ln2 }

@@ -1,0 +1,79 @@
+package train
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Options configures a training run. They are saved in every checkpoint, so a resumed
+// run continues with the same settings without flags.
+type Options struct {
+	Data        string  `json:"data"`         // corpus spec, as data.Load takes it
+	Split       string  `json:"split"`        // split fractions of a file corpus
+	Steps       int     `json:"steps"`        // optimizer steps in all
+	Batch       int     `json:"batch"`        // sequences per step
+	LR          float64 `json:"lr"`           // peak learning rate
+	MinLR       float64 `json:"min_lr"`       // floor of the cosine schedule
+	Warmup      int     `json:"warmup"`       // linear warm-up steps
+	Schedule    string  `json:"schedule"`     // constant, cosine or invsqrt
+	Beta1       float64 `json:"beta1"`        // Adam
+	Beta2       float64 `json:"beta2"`        // Adam
+	WeightDecay float64 `json:"weight_decay"` // decoupled, on matrices only
+	Clip        float64 `json:"clip"`         // global gradient-norm clip; 0 disables
+	EvalEvery   int     `json:"eval_every"`   // steps between validations and checkpoints
+	EvalBytes   int     `json:"eval_bytes"`   // bytes of the validation split scored at each validation; 0 = all
+	Seed        uint64  `json:"seed"`         // initialisation, batches and dropout
+}
+
+// DefaultOptions are nanoGPT's CPU settings for Tiny Shakespeare, scaled to a quick run.
+func DefaultOptions() Options {
+	return Options{Steps: 2000, Batch: 12, LR: 1e-3, MinLR: 1e-4, Warmup: 100, Schedule: "cosine",
+		Beta1: 0.9, Beta2: 0.99, WeightDecay: 0.1, Clip: 1, EvalEvery: 250, EvalBytes: 100_000, Seed: 1}
+}
+
+// Validate returns an error naming every option out of range.
+func (o Options) Validate() error {
+	var errs []string
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Sprintf(format, a...)) }
+	if o.Steps < 1 {
+		bad("steps %d, want >= 1", o.Steps)
+	}
+	if o.Batch < 1 {
+		bad("batch %d, want >= 1", o.Batch)
+	}
+	if !(o.LR > 0) || o.MinLR < 0 || o.MinLR > o.LR {
+		bad("lr %g and min-lr %g, want 0 <= min-lr <= lr and lr > 0", o.LR, o.MinLR)
+	}
+	if o.Warmup < 0 {
+		bad("warmup %d, want >= 0", o.Warmup)
+	}
+	if _, err := o.schedule(); err != nil {
+		bad("%v", err)
+	}
+	if err := o.adam().Validate(); err != nil {
+		bad("%v", err)
+	}
+	if o.Clip < 0 {
+		bad("clip %g, want >= 0", o.Clip)
+	}
+	if o.EvalEvery < 1 {
+		bad("eval-every %d, want >= 1", o.EvalEvery)
+	}
+	if o.EvalBytes < 0 {
+		bad("eval-bytes %d, want >= 0", o.EvalBytes)
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("training options: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// schedule builds the learning-rate schedule; cosine decays over all the steps.
+func (o Options) schedule() (Schedule, error) {
+	return NewSchedule(o.Schedule, ScheduleConfig{LR: o.LR, MinLR: o.MinLR, Warmup: o.Warmup, DecayIters: o.Steps})
+}
+
+// adam is the optimizer's configuration.
+func (o Options) adam() AdamConfig {
+	return AdamConfig{Beta1: o.Beta1, Beta2: o.Beta2, Eps: 1e-8, WeightDecay: o.WeightDecay}
+}

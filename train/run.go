@@ -1,0 +1,336 @@
+package train
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"lipformer/data"
+	"lipformer/internal/atomicfile"
+	"lipformer/model"
+)
+
+// Checkpoint files in the output directory, and the metadata keys of the training state.
+const (
+	LatestFile = "ckpt.safetensors" // written at every validation, at the end and on interrupt
+	BestFile   = "best.safetensors" // the checkpoint of the best validation
+	MetaTrain  = "lipformer.train"  // JSON Options
+	MetaStep   = "lipformer.step"   // steps completed
+	MetaBest   = "lipformer.best"   // JSON {step, val_loss} of the best validation so far
+)
+
+// ErrNonFinite is returned when a step's loss or gradient is not finite.
+var ErrNonFinite = errors.New("non-finite loss or gradient")
+
+// Run is one training run.
+type Run struct {
+	Model    *model.Model
+	Corpus   *data.Corpus
+	Opt      Options
+	Out      string            // output directory
+	Resume   *model.Checkpoint // the checkpoint to continue from, or nil
+	Log      *slog.Logger
+	Progress io.Writer // where a progress bar is drawn, or nil
+}
+
+// Train runs the optimisation and returns its summary, also written to OUT/summary.json.
+// On a cancelled ctx it saves a checkpoint and returns the summary so far with Interrupted
+// set. On a non-finite loss or gradient it stops, keeps the last good checkpoint, and
+// returns the summary with an error wrapping ErrNonFinite.
+func (r *Run) Train(ctx context.Context) (*Summary, error) {
+	if err := r.Opt.Validate(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(r.Out, 0o755); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(r.Out, MetricsFile)); err == nil && r.Resume == nil {
+		return nil, fmt.Errorf("%s already holds a run (%s): resume it or choose another output directory", r.Out, MetricsFile)
+	}
+	switch r.Model.Cfg.Dtype {
+	case "float64":
+		return train[float64](ctx, r)
+	default:
+		return train[float32](ctx, r)
+	}
+}
+
+// trainer is the state of a run whose parameters have element type T.
+type trainer[T Float] struct {
+	*Run
+	prog, eval *model.Program
+	params     []Param[T]
+	grads      [][]T // the Grad slice of each parameter, for clipping
+	adam       *Adam[T]
+	best       bestVal
+	stab       *Stability
+}
+
+// bestVal is the best periodic validation so far.
+type bestVal struct {
+	Step    int       `json:"step"`
+	ValLoss jsonFloat `json:"val_loss"` // +Inf before the first validation
+}
+
+func train[T Float](ctx context.Context, r *Run) (*Summary, error) {
+	t, start, err := newTrainer[T](r)
+	if err != nil {
+		return nil, err
+	}
+	defer t.prog.Close()
+	defer t.eval.Close()
+	vocab := r.Corpus.Vocab
+	trainTok, err := vocab.EncodeCompact(r.Corpus.Train)
+	if err != nil {
+		return nil, fmt.Errorf("train split: %w", err)
+	}
+	valTok, err := vocab.EncodeCompact(r.Corpus.Valid)
+	if err != nil {
+		return nil, fmt.Errorf("valid split: %w", err)
+	}
+	sampler, err := data.NewSampler(trainTok, r.Model.Cfg.Context, r.Opt.Batch, r.Opt.Seed)
+	if err != nil {
+		return nil, fmt.Errorf("train split: %w", err)
+	}
+	sched, _ := r.Opt.schedule()
+	metrics, err := OpenMetrics(r.Out)
+	if err != nil {
+		return nil, err
+	}
+	defer metrics.Close()
+	sum := &Summary{Model: r.Model.Cfg, Options: r.Opt, Corpus: r.Corpus.Name, Params: r.Model.NumParams(), BestStep: -1,
+		EvalProtocol: "bits per byte over every byte of the split but its first, in consecutive non-overlapping windows of the context length"}
+	bar := newBar(r.Progress, r.Opt.Steps, start)
+	began := time.Now()
+	tokens := r.Opt.Batch * r.Model.Cfg.Context
+	step := start
+	for ; step < r.Opt.Steps; step++ {
+		if ctx.Err() != nil {
+			sum.Interrupted = true
+			r.Log.Info("interrupted: saving a checkpoint", "step", step)
+			break
+		}
+		t0 := time.Now()
+		loss, norm, err := t.step(sampler, step)
+		if err != nil {
+			return nil, err
+		}
+		t.stab.Observe(step, loss, norm)
+		if math.IsNaN(loss) || math.IsInf(loss, 0) || math.IsNaN(norm) || math.IsInf(norm, 0) {
+			sum.NonFinite = true
+			sum.Steps, sum.Seconds, sum.Stability = step, time.Since(began).Seconds(), t.stab.Summary()
+			metrics.WriteTrain(TrainRow{Step: step, Loss: loss, LR: sched.LR(step), GradNorm: norm, ElapsedS: sum.Seconds})
+			if err := sum.write(r.Out); err != nil {
+				return nil, err
+			}
+			return sum, fmt.Errorf("step %d: loss %v, gradient norm %v: %w; the last good checkpoint is %s",
+				step, loss, norm, ErrNonFinite, filepath.Join(r.Out, LatestFile))
+		}
+		lr := sched.LR(step)
+		if err := t.adam.Step(lr); err != nil {
+			return nil, err
+		}
+		if err := metrics.WriteTrain(TrainRow{Step: step, Loss: loss, LR: lr, GradNorm: norm,
+			TokensPerS: float64(tokens) / time.Since(t0).Seconds(), ElapsedS: time.Since(began).Seconds()}); err != nil {
+			return nil, err
+		}
+		bar.Describe(fmt.Sprintf("loss %.3f  bpc %.3f", loss, BPC(loss)))
+		bar.Add(1)
+		if (step+1)%r.Opt.EvalEvery == 0 && step+1 < r.Opt.Steps {
+			if err := t.validate(step+1, valTok, metrics, began); err != nil {
+				return nil, err
+			}
+		}
+	}
+	bar.Finish()
+	sum.Steps, sum.Seconds = step, time.Since(began).Seconds()
+	sum.TokensPerS = float64((step-start)*tokens) / sum.Seconds
+	if !sum.Interrupted {
+		if err := t.validate(step, valTok, metrics, began); err != nil {
+			return nil, err
+		}
+		if err := t.finalScores(sum, valTok); err != nil {
+			return nil, err
+		}
+	}
+	if err := t.save(LatestFile, step); err != nil {
+		return nil, err
+	}
+	if sum.BestStep, sum.Stability = t.best.Step, t.stab.Summary(); sum.BestStep >= 0 {
+		sum.BestValBPC = BPC(float64(t.best.ValLoss))
+	}
+	return sum, sum.write(r.Out)
+}
+
+// newTrainer compiles the programs, builds the optimizer and, when resuming, restores its
+// state, the best validation and the stability record. It returns the first step to run.
+func newTrainer[T Float](r *Run) (*trainer[T], int, error) {
+	prog, err := r.Model.NewProgram(model.Train, r.Opt.Batch)
+	if err != nil {
+		return nil, 0, err
+	}
+	eval, err := r.Model.NewProgram(model.Eval, r.Opt.Batch)
+	if err != nil {
+		return nil, 0, err
+	}
+	t := &trainer[T]{Run: r, prog: prog, eval: eval, best: bestVal{Step: -1, ValLoss: jsonFloat(math.Inf(1))}}
+	for _, p := range prog.Params() {
+		v := p.Value.Data().([]T)
+		g := make([]T, len(v))
+		t.params = append(t.params, Param[T]{Name: p.Name, Value: v, Grad: g, Decay: p.Decay})
+		t.grads = append(t.grads, g)
+	}
+	if t.adam, err = NewAdam(t.params, r.Opt.adam()); err != nil {
+		return nil, 0, err
+	}
+	if t.stab, err = NewStability(DefaultStabilityConfig()); err != nil {
+		return nil, 0, err
+	}
+	if r.Resume == nil {
+		return t, 0, nil
+	}
+	start, err := t.restore(r.Resume)
+	return t, start, err
+}
+
+// restore loads the optimizer state and best validation from a checkpoint and replays the
+// run's training rows into the stability record.
+func (t *trainer[T]) restore(ck *model.Checkpoint) (int, error) {
+	start, err := ck.MetaInt(MetaStep)
+	if err != nil {
+		return 0, err
+	}
+	if err := t.adam.LoadState(ck.Extra, ck.Meta); err != nil {
+		return 0, fmt.Errorf("resume: %w", err)
+	}
+	if err := json.Unmarshal([]byte(ck.Meta[MetaBest]), &t.best); err != nil {
+		return 0, fmt.Errorf("resume: metadata %s: %w", MetaBest, err)
+	}
+	path := filepath.Join(t.Out, MetricsFile)
+	m, err := ReadMetrics(path)
+	if err != nil {
+		return 0, fmt.Errorf("resume: %w", err)
+	}
+	kept := Metrics{}
+	for _, row := range m.Train {
+		if row.Step < start {
+			t.stab.Observe(row.Step, row.Loss, row.GradNorm)
+			kept.Train = append(kept.Train, row)
+		}
+	}
+	for _, row := range m.Eval {
+		if row.Step <= start {
+			kept.Eval = append(kept.Eval, row)
+		}
+	}
+	return start, atomicfile.Write(path, func(w io.Writer) error { return kept.Write(w) })
+}
+
+// step runs one optimisation step's forward and backward pass on batch number step and
+// clips the gradient. It returns the loss and the gradient norm before clipping.
+func (t *trainer[T]) step(s *data.Sampler[uint8], step int) (float64, float64, error) {
+	if err := s.Batch(step, t.prog.Inputs, t.prog.Targets); err != nil {
+		return 0, 0, err
+	}
+	t.prog.Resample(t.Opt.Seed, step)
+	if err := t.prog.Run(); err != nil {
+		return 0, 0, fmt.Errorf("step %d: %w", step, err)
+	}
+	for i, g := range t.grads {
+		d, err := t.prog.Grad(i)
+		if err != nil {
+			return 0, 0, err
+		}
+		copy(g, d.Data().([]T))
+	}
+	return t.prog.Loss(), ClipGlobalNorm(t.grads, t.Opt.Clip), nil
+}
+
+// validate scores the first EvalBytes of the validation split, logs and records it, and
+// saves the latest checkpoint (and the best one when it improves).
+func (t *trainer[T]) validate(step int, val []uint8, metrics *MetricsWriter, began time.Time) error {
+	if t.Opt.EvalBytes > 0 && len(val) > t.Opt.EvalBytes {
+		val = val[:t.Opt.EvalBytes]
+	}
+	loss, _, err := Evaluate(t.eval, val)
+	if err != nil {
+		return fmt.Errorf("validation at step %d: %w", step, err)
+	}
+	if err := metrics.WriteEval(EvalRow{Step: step, ValLoss: loss, ElapsedS: time.Since(began).Seconds()}); err != nil {
+		return err
+	}
+	t.Log.Info("validation", "step", step, "val_bpc", fmt.Sprintf("%.4f", BPC(loss)))
+	if loss < float64(t.best.ValLoss) {
+		t.best = bestVal{Step: step, ValLoss: jsonFloat(loss)}
+		if err := t.save(BestFile, step); err != nil {
+			return err
+		}
+	}
+	return t.save(LatestFile, step)
+}
+
+// finalScores evaluates the final weights on the whole validation and test splits.
+func (t *trainer[T]) finalScores(sum *Summary, val []uint8) error {
+	loss, n, err := Evaluate(t.eval, val)
+	if err != nil {
+		return err
+	}
+	sum.FinalValBPC, sum.ValBytes = BPC(loss), n
+	test, err := t.Corpus.Vocab.EncodeCompact(t.Corpus.Test)
+	if err != nil {
+		return fmt.Errorf("test split: %w", err)
+	}
+	if loss, n, err = Evaluate(t.eval, test); err != nil {
+		return err
+	}
+	sum.TestBPC, sum.TestBytes = BPC(loss), n
+	t.Log.Info("final", "val_bpc", fmt.Sprintf("%.4f", sum.FinalValBPC), "test_bpc", fmt.Sprintf("%.4f", sum.TestBPC))
+	return nil
+}
+
+// save writes a checkpoint with the optimizer state and the training state after step
+// completed steps.
+func (t *trainer[T]) save(name string, step int) error {
+	opt, err := json.Marshal(t.Opt)
+	if err != nil {
+		return err
+	}
+	best, err := json.Marshal(t.best)
+	if err != nil {
+		return err
+	}
+	state, meta := t.adam.State()
+	meta[MetaTrain], meta[MetaStep], meta[MetaBest] = string(opt), strconv.Itoa(step), string(best)
+	return t.Model.Save(filepath.Join(t.Out, name), t.Corpus.Vocab.Bytes(), state, meta)
+}
+
+// newBar is a progress bar over the steps on w, or a silent one when w is nil.
+func newBar(w io.Writer, steps, start int) *progressbar.ProgressBar {
+	if w == nil {
+		return progressbar.DefaultSilent(int64(steps))
+	}
+	bar := progressbar.NewOptions(steps, progressbar.OptionSetWriter(w), progressbar.OptionShowCount(),
+		progressbar.OptionSetWidth(30), progressbar.OptionThrottle(200*time.Millisecond), progressbar.OptionShowIts(),
+		progressbar.OptionSetItsString("steps"), progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }))
+	bar.Set(start)
+	return bar
+}
+
+// TrainOptions reads a checkpoint's training options.
+func TrainOptions(ck *model.Checkpoint) (Options, error) {
+	var o Options
+	if err := json.Unmarshal([]byte(ck.Meta[MetaTrain]), &o); err != nil {
+		return o, fmt.Errorf("checkpoint has no training options (metadata %s): %w", MetaTrain, err)
+	}
+	return o, nil
+}

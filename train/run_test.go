@@ -1,0 +1,203 @@
+package train
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"lipformer/data"
+	"lipformer/model"
+)
+
+// smallCorpus is a few KB of real-looking text with a 30-odd byte vocabulary.
+func smallCorpus(t *testing.T) *data.Corpus {
+	t.Helper()
+	text := strings.Repeat("the quick brown fox jumps over the lazy dog. a stitch in time saves nine. ", 60)
+	path := filepath.Join(t.TempDir(), "text.txt")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := data.Load(context.Background(), path, data.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func smallModel(t *testing.T, c *data.Corpus, arch, dtype string, seed uint64) *model.Model {
+	t.Helper()
+	cfg := model.Config{Arch: arch, Layers: 2, Heads: 2, Width: 16, Context: 16, Vocab: c.Vocab.Size(), Norm: "pre", LipC: 0.9, Dtype: dtype, Std: 0.02}
+	m, err := model.New(cfg, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func smallOptions(steps int) Options {
+	o := DefaultOptions()
+	o.Steps, o.Batch, o.LR, o.MinLR, o.Warmup, o.EvalEvery, o.EvalBytes = steps, 4, 3e-3, 3e-4, 5, 10, 500
+	return o
+}
+
+// TestSmokeRun: 30 steps on a few KB of text; the loss falls, everything is finite, and the
+// metrics, checkpoints and summary are written.
+func TestSmokeRun(t *testing.T) {
+	c := smallCorpus(t)
+	for _, arch := range model.Architectures {
+		t.Run(arch, func(t *testing.T) {
+			out := t.TempDir()
+			r := &Run{Model: smallModel(t, c, arch, "float32", 1), Corpus: c, Opt: smallOptions(30), Out: out, Log: quiet()}
+			sum, err := r.Train(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := ReadMetrics(filepath.Join(out, MetricsFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(m.Train) != 30 || len(m.Eval) != 3 {
+				t.Fatalf("%d train rows and %d eval rows, want 30 and 3", len(m.Train), len(m.Eval))
+			}
+			first, last := mean(m.Train[:5]), mean(m.Train[25:])
+			if !(last < first-0.3) {
+				t.Errorf("loss did not fall: first 5 steps %.3f, last 5 %.3f", first, last)
+			}
+			for _, v := range []float64{sum.FinalValBPC, sum.TestBPC, sum.BestValBPC} {
+				if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
+					t.Errorf("summary has a non-finite or non-positive bpc: %+v", sum)
+				}
+			}
+			if sum.TestBytes != len(c.Test)-1 || sum.ValBytes != len(c.Valid)-1 {
+				t.Errorf("scored %d test and %d valid bytes, want %d and %d", sum.TestBytes, sum.ValBytes, len(c.Test)-1, len(c.Valid)-1)
+			}
+			for _, f := range []string{LatestFile, BestFile, SummaryFile} {
+				if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+}
+
+func mean(rows []TrainRow) float64 {
+	var s float64
+	for _, r := range rows {
+		s += r.Loss
+	}
+	return s / float64(len(rows))
+}
+
+// TestExactResume: N steps, stop, resume, M more steps gives the same losses as N+M steps
+// in one run, with dropout on.
+func TestExactResume(t *testing.T) {
+	c := smallCorpus(t)
+	run := func(out string, steps int, resume bool) []TrainRow {
+		o := smallOptions(steps)
+		o.Schedule = "constant" // the same learning rates whatever the total
+		r := &Run{Corpus: c, Opt: o, Out: out, Log: quiet()}
+		if resume {
+			var err error
+			if r.Model, r.Resume, err = model.Load(filepath.Join(out, LatestFile)); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			cfg := smallModel(t, c, "l2", "float64", 3).Cfg
+			cfg.Dropout = 0.1
+			var err error
+			if r.Model, err = model.New(cfg, 3); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := r.Train(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		m, err := ReadMetrics(filepath.Join(out, MetricsFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.Train
+	}
+	whole := run(t.TempDir(), 14, false)
+	split := t.TempDir()
+	run(split, 6, false)
+	resumed := run(split, 14, true)
+	if len(resumed) != 14 || len(whole) != 14 {
+		t.Fatalf("%d resumed rows, %d whole rows; want 14", len(resumed), len(whole))
+	}
+	for i := range whole {
+		if d := math.Abs(whole[i].Loss - resumed[i].Loss); d > 1e-6 {
+			t.Errorf("step %d: loss %.12f in one run, %.12f resumed", i, whole[i].Loss, resumed[i].Loss)
+		}
+	}
+}
+
+func TestFreshRunRefusesAnOldOutputDirectory(t *testing.T) {
+	c := smallCorpus(t)
+	out := t.TempDir()
+	o := smallOptions(2)
+	o.Warmup = 0
+	r := &Run{Model: smallModel(t, c, "dp", "float32", 1), Corpus: c, Opt: o, Out: out, Log: quiet()}
+	if _, err := r.Train(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Train(context.Background()); err == nil || !strings.Contains(err.Error(), "already holds a run") {
+		t.Fatalf("second fresh run in the same directory: %v", err)
+	}
+}
+
+func TestNonFiniteStopsWithTheLastGoodCheckpoint(t *testing.T) {
+	c := smallCorpus(t)
+	out := t.TempDir()
+	o := smallOptions(40)
+	o.LR, o.MinLR, o.Clip, o.Schedule, o.Warmup = 1e30, 0, 0, "constant", 0
+	r := &Run{Model: smallModel(t, c, "dp", "float32", 1), Corpus: c, Opt: o, Out: out, Log: quiet()}
+	sum, err := r.Train(context.Background())
+	if !errors.Is(err, ErrNonFinite) {
+		t.Fatalf("a learning rate of 1e30 gave %v, want ErrNonFinite", err)
+	}
+	if !sum.NonFinite || sum.Stability.FirstNonFiniteStep < 0 {
+		t.Errorf("summary does not record the non-finite step: %+v", sum.Stability)
+	}
+	if _, err := os.Stat(filepath.Join(out, SummaryFile)); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestInterruptSavesACheckpoint(t *testing.T) {
+	c := smallCorpus(t)
+	out := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r := &Run{Model: smallModel(t, c, "l2", "float32", 1), Corpus: c, Opt: smallOptions(20), Out: out, Log: quiet()}
+	sum, err := r.Train(ctx)
+	if err != nil || !sum.Interrupted {
+		t.Fatalf("interrupted run: %+v, %v", sum, err)
+	}
+	_, ck, err := model.Load(filepath.Join(out, LatestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if step, _ := ck.MetaInt(MetaStep); step != 0 {
+		t.Errorf("checkpoint at step %d, want 0", step)
+	}
+}
+
+func TestOptionsErrorsNameTheOption(t *testing.T) {
+	o := DefaultOptions()
+	o.Steps, o.Schedule, o.Beta2 = 0, "linear", 1.5
+	err := o.Validate()
+	for _, want := range []string{"steps", "linear", "beta2"} {
+		if err == nil || !strings.Contains(strings.ToLower(err.Error()), want) {
+			t.Errorf("error %v does not name %q", err, want)
+		}
+	}
+}
