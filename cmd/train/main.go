@@ -1,0 +1,199 @@
+// Command train trains a byte-level transformer language model and writes its metrics,
+// checkpoints and summary to an output directory.
+//
+//	go run ./cmd/train                                  # small L2 model on the default corpus
+//	go run ./cmd/train -arch dp -data shakespeare -steps 2000
+//	go run ./cmd/train -resume out/run1 -steps 4000     # continue a run
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"lipformer/internal/cli"
+	"lipformer/model"
+	"lipformer/train"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "train:", err)
+		os.Exit(1)
+	}
+}
+
+// fixedOnResume lists the flags that define the model or the run and so
+// cannot change when a run is resumed (-steps, -out and -json can).
+var fixedOnResume = []string{"arch", "data", "data-dir", "split", "layers", "heads", "width", "hidden", "ctx", "batch",
+	"lr", "min-lr", "warmup", "schedule", "beta1", "beta2", "weight-decay", "clip", "dropout", "norm", "lip-c",
+	"dtype", "eval-every", "eval-bytes", "seed"}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("train", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfg, opt := model.Default(), train.DefaultOptions()
+	opt.Steps, opt.EvalEvery = 500, 100
+	fs.StringVar(&cfg.Arch, "arch", cfg.Arch, "architecture: "+strings.Join(model.Architectures, ", "))
+	fs.StringVar(&opt.Data, "data", "", "corpus: enwik8, shakespeare, a file path, or empty for Newton's Opticks from the Go toolchain")
+	dataDir := fs.String("data-dir", "", "where corpora are found and downloaded (default: the user cache directory, lipformer/)")
+	fs.StringVar(&opt.Split, "split", "", "train,valid,test fractions of a file corpus (default 0.9,0.05,0.05)")
+	fs.IntVar(&cfg.Layers, "layers", cfg.Layers, "number of blocks")
+	fs.IntVar(&cfg.Heads, "heads", cfg.Heads, "attention heads")
+	fs.IntVar(&cfg.Width, "width", cfg.Width, "model width D")
+	fs.IntVar(&cfg.Hidden, "hidden", 0, "MLP width (default 4 x width)")
+	fs.IntVar(&cfg.Context, "ctx", cfg.Context, "context length T")
+	fs.Float64Var(&cfg.Dropout, "dropout", 0, "dropout on residual branches")
+	fs.StringVar(&cfg.Norm, "norm", cfg.Norm, "LayerNorm placement: pre, post or none")
+	fs.Float64Var(&cfg.LipC, "lip-c", cfg.LipC, "Lipschitz coefficient c of contractive attention")
+	fs.StringVar(&cfg.Dtype, "dtype", cfg.Dtype, "float32 or float64")
+	fs.IntVar(&opt.Batch, "batch", opt.Batch, "sequences per step")
+	fs.IntVar(&opt.Steps, "steps", opt.Steps, "optimizer steps")
+	fs.Float64Var(&opt.LR, "lr", opt.LR, "peak learning rate")
+	fs.Float64Var(&opt.MinLR, "min-lr", opt.MinLR, "final learning rate of the cosine schedule")
+	fs.IntVar(&opt.Warmup, "warmup", opt.Warmup, "linear warm-up steps (when not given and not below -steps: steps/10)")
+	fs.StringVar(&opt.Schedule, "schedule", opt.Schedule, "learning-rate schedule: "+strings.Join(train.ScheduleNames(), ", "))
+	fs.Float64Var(&opt.Beta1, "beta1", opt.Beta1, "Adam beta1")
+	fs.Float64Var(&opt.Beta2, "beta2", opt.Beta2, "Adam beta2")
+	fs.Float64Var(&opt.WeightDecay, "weight-decay", opt.WeightDecay, "AdamW weight decay of matrices")
+	fs.Float64Var(&opt.Clip, "clip", opt.Clip, "global gradient-norm clip (0: off)")
+	fs.IntVar(&opt.EvalEvery, "eval-every", opt.EvalEvery, "steps between validations and checkpoints")
+	fs.IntVar(&opt.EvalBytes, "eval-bytes", opt.EvalBytes, "validation bytes scored at each validation (0: all)")
+	fs.Uint64Var(&opt.Seed, "seed", opt.Seed, "seed of initialisation, batches and dropout")
+	out := fs.String("out", "out/run", "output directory")
+	resume := fs.String("resume", "", "continue the run in this directory")
+	asJSON := fs.Bool("json", false, "print the summary as JSON on stdout")
+	sampleLen := fs.Int("sample", 300, "bytes to sample from the final model (0: none)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if !given(fs, "warmup") && opt.Warmup >= opt.Steps {
+		opt.Warmup = opt.Steps / 10
+	}
+	log := cli.Logger(stderr)
+	r := &train.Run{Out: *out, Log: log, Progress: cli.Progress(os.Stderr)}
+	if *resume != "" {
+		if err := resumeRun(r, fs, *resume, opt.Steps); err != nil {
+			return err
+		}
+		opt = r.Opt
+	} else {
+		r.Opt = opt
+	}
+	corpus, err := cli.LoadCorpus(ctx, opt.Data, opt.Split, *dataDir, log)
+	if err != nil {
+		return err
+	}
+	if r.Model == nil {
+		cfg.Vocab = corpus.Vocab.Size()
+		if r.Model, err = model.New(cfg, opt.Seed); err != nil {
+			return err
+		}
+	}
+	r.Corpus = corpus
+	log.Info("training", "arch", r.Model.Cfg.Arch, "params", r.Model.NumParams(), "corpus", corpus.Name,
+		"train_bytes", len(corpus.Train), "vocab", corpus.Vocab.Size(), "out", r.Out)
+	sum, trainErr := r.Train(ctx)
+	if sum == nil {
+		return trainErr
+	}
+	if err := report(stdout, r, sum, *asJSON, *sampleLen); err != nil {
+		return err
+	}
+	return trainErr
+}
+
+// resumeRun loads the latest checkpoint of dir into r; only -steps, -out and -json may be
+// given with -resume.
+func resumeRun(r *train.Run, fs *flag.FlagSet, dir string, steps int) error {
+	var fixed []string
+	fs.Visit(func(f *flag.Flag) {
+		for _, name := range fixedOnResume {
+			if f.Name == name {
+				fixed = append(fixed, "-"+name)
+			}
+		}
+	})
+	if len(fixed) > 0 {
+		return fmt.Errorf("-resume continues a run with its saved settings: %s cannot change", strings.Join(fixed, ", "))
+	}
+	var err error
+	if r.Model, r.Resume, err = model.Load(filepath.Join(dir, train.LatestFile)); err != nil {
+		return err
+	}
+	if r.Opt, err = train.TrainOptions(r.Resume); err != nil {
+		return err
+	}
+	if given(fs, "steps") {
+		r.Opt.Steps = steps
+	}
+	r.Out = dir
+	return nil
+}
+
+// given reports whether the flag was set on the command line.
+func given(fs *flag.FlagSet, name string) bool {
+	found := false
+	fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
+	return found
+}
+
+// report prints the summary (as JSON, or as a few lines followed by a sample).
+func report(w io.Writer, r *train.Run, sum *train.Summary, asJSON bool, sampleLen int) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(sum)
+	}
+	fmt.Fprintf(w, "%s on %s: %d steps in %.0f s (%.0f tokens/s), %d parameters\n", sum.Model.Arch, sum.Corpus, sum.Steps, sum.Seconds, sum.TokensPerS, sum.Params)
+	if sum.Interrupted {
+		fmt.Fprintf(w, "interrupted: resume with -resume %s\n", r.Out)
+		return nil
+	}
+	fmt.Fprintf(w, "val bpc %.4f (%d bytes), test bpc %.4f (%d bytes); best periodic val bpc %.4f at step %d\n",
+		sum.FinalValBPC, sum.ValBytes, sum.TestBPC, sum.TestBytes, sum.BestValBPC, sum.BestStep)
+	st := sum.Stability
+	fmt.Fprintf(w, "stability: %d loss spikes, max gradient norm %.3g at step %d, diverged %t\n", st.LossSpikes, st.MaxGradNorm, st.MaxGradNormStep, st.Diverged)
+	if sampleLen == 0 || sum.NonFinite {
+		return nil
+	}
+	text, err := sample(r, sampleLen)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "sample:\n%s\n", text)
+	return nil
+}
+
+// sample draws n bytes from the final model, prompted with the first bytes of the test
+// split, at temperature 0.8 and top-k 40.
+func sample(r *train.Run, n int) (string, error) {
+	p, err := r.Model.NewProgram(model.Sample, 1)
+	if err != nil {
+		return "", err
+	}
+	defer p.Close()
+	prompt, err := r.Corpus.Vocab.Encode(r.Corpus.Test[:min(16, len(r.Corpus.Test))])
+	if err != nil {
+		return "", err
+	}
+	ids, err := model.Generate(p, prompt, n, 0.8, 40, rand.New(rand.NewPCG(r.Opt.Seed, 1)))
+	if err != nil {
+		return "", err
+	}
+	text, err := r.Corpus.Vocab.Decode(append(prompt, ids...))
+	return string(text), err
+}
