@@ -11,17 +11,19 @@ type blasImpl interface {
 // gemm computes c = alpha * op(a) * op(b) + beta * c on row-major strided matrices, where
 // op(a) is m x k, op(b) is k x n and c is m x n, with the BLAS of this build.
 func gemm[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
-	ta, tb := blas.NoTrans, blas.NoTrans
-	if transA {
-		ta = blas.Trans
-	}
-	if transB {
-		tb = blas.Trans
-	}
+	ta, tb := trans(transA), trans(transB)
 	switch a := any(a).(type) {
 	case []float32:
 		impl().Sgemm(ta, tb, m, n, k, float32(alpha), a, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
 	case []float64:
 		impl().Dgemm(ta, tb, m, n, k, float64(alpha), a, lda, any(b).([]float64), ldb, float64(beta), any(c).([]float64), ldc)
 	}
+}
+
+// trans maps a flag to a BLAS transpose.
+func trans(t bool) blas.Transpose {
+	if t {
+		return blas.Trans
+	}
+	return blas.NoTrans
 }

@@ -4,6 +4,7 @@ package ops
 
 /*
 #cgo LDFLAGS: -lopenblas
+void openblas_set_num_threads(int);
 */
 import "C"
 
@@ -16,9 +17,13 @@ import (
 // build tag openblas.
 const Backend = "openblas"
 
-// init makes Gorgonia's own matrix products use OpenBLAS too; the choice is fixed at build
-// time by the openblas tag.
-func init() { G.Use(netlib.Implementation{}) }
+// init runs OpenBLAS single-threaded and gives Gorgonia the row-splitting wrapper, so that
+// every matrix product is parallel across GOMAXPROCS goroutines and no two OpenBLAS thread
+// pools compete (concurrent calls into threaded OpenBLAS spin-wait on each other).
+func init() {
+	C.openblas_set_num_threads(1)
+	G.Use(splitGemm{netlib.Implementation{}})
+}
 
 // impl is the BLAS of this build.
-func impl() blasImpl { return netlib.Implementation{} }
+func impl() blasImpl { return splitGemm{netlib.Implementation{}} }

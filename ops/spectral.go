@@ -1,0 +1,143 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/chewxy/hm"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// SpectralNormalize returns c W / sigma for a weight w (In, Out), with sigma = u^T W v the
+// spectral norm estimate of persistent power-iteration vectors u (In) and v (Out). The
+// vectors are inputs held fixed within a step (power iteration runs outside the graph);
+// the gradient flows to W through both W and sigma, as in spectral normalisation (Miyato
+// et al. 2018). When u and v are the top singular vectors of W, sigma = ||W||_2 and the
+// result has spectral norm c. It fails at run time unless sigma is finite and positive.
+func SpectralNormalize(w, u, v *G.Node, c float64) (*G.Node, error) {
+	s := w.Shape()
+	if s.Dims() != 2 || !u.Shape().IsVectorLike() || !v.Shape().IsVectorLike() ||
+		u.Shape().TotalSize() != s[0] || v.Shape().TotalSize() != s[1] {
+		return nil, fmt.Errorf("spectral normalize: w %v, u %v, v %v, want (In, Out), (In) and (Out)", s, u.Shape(), v.Shape())
+	}
+	if u.Dtype() != w.Dtype() || v.Dtype() != w.Dtype() {
+		return nil, fmt.Errorf("spectral normalize: w %v, u %v, v %v, want one dtype", w.Dtype(), u.Dtype(), v.Dtype())
+	}
+	if !(c > 0) {
+		return nil, fmt.Errorf("spectral normalize: coefficient %g, want > 0", c)
+	}
+	if err := checkFloat("spectral normalize", w.Dtype()); err != nil {
+		return nil, err
+	}
+	return G.ApplyOp(newSpectralOp(c, u.Dims(), false), w, u, v)
+}
+
+// spectralOp is SpectralNormalize (w, u, v) -> c W / sigma, or (grad) its gradient with
+// respect to W, (w, u, v, dy) -> dW.
+type spectralOp struct {
+	baseOp
+	c     float64
+	vdims int // rank of u and v as the graph holds them
+	grad  bool
+}
+
+func newSpectralOp(c float64, vdims int, grad bool) *spectralOp {
+	return &spectralOp{baseOp{fmt.Sprintf("SpectralNormalize{c=%g,grad=%t}", c, grad)}, c, vdims, grad}
+}
+
+// Arity is 3, or 4 for the gradient.
+func (op *spectralOp) Arity() int {
+	if op.grad {
+		return 4
+	}
+	return 3
+}
+
+// Type maps (matrix, vector, vector[, matrix]) to a matrix.
+func (op *spectralOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	m, vec := G.TensorType{Dims: 2, Of: a}, tensorType(op.vdims, a)
+	if op.grad {
+		return hm.NewFnType(m, vec, vec, m, m)
+	}
+	return hm.NewFnType(m, vec, vec, m)
+}
+
+// InferShape is W's shape.
+func (op *spectralOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	return in[0].(tensor.Shape).Clone(), nil
+}
+
+// Do runs the op into a new tensor.
+func (op *spectralOp) Do(in ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, in...) }
+
+// UsePreallocDo runs the op into prealloc when it fits.
+func (op *spectralOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, error) {
+	ts := make([]*tensor.Dense, op.Arity())
+	for i := range ts {
+		var err error
+		if ts[i], err = dense(op.name, in, i); err != nil {
+			return nil, err
+		}
+	}
+	w := ts[0]
+	out := output(prealloc, w.Dtype(), w.Shape(), in)
+	var err error
+	switch w.Dtype() {
+	case tensor.Float32:
+		err = spectralKernel(op, data[float32](out), ts, w.Shape()[1])
+	case tensor.Float64:
+		err = spectralKernel(op, data[float64](out), ts, w.Shape()[1])
+	}
+	return out, err
+}
+
+// DiffWRT is true for W only: u and v are held fixed.
+func (op *spectralOp) DiffWRT(int) []bool { return []bool{true, false, false} }
+
+// SymDiff is dW = (c/sigma) (dy - (<dy, W> / sigma) u v^T).
+func (op *spectralOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
+	dw, err := G.ApplyOp(newSpectralOp(op.c, op.vdims, true), in[0], in[1], in[2], grad)
+	return G.Nodes{dw, nil, nil}, err
+}
+
+// spectralKernel writes c W / sigma, or its gradient, into out; ts holds w, u, v[, dy] and
+// cols is W's number of columns.
+func spectralKernel[T Float](op *spectralOp, out []T, ts []*tensor.Dense, cols int) error {
+	w, u, v := data[T](ts[0]), data[T](ts[1]), data[T](ts[2])
+	sigma := bilinear(w, u, v, cols)
+	if !(sigma > 0) || math.IsInf(sigma, 0) {
+		return fmt.Errorf("%s: spectral norm estimate u^T W v = %g, want finite and > 0 (run power iteration first)", op.name, sigma)
+	}
+	s := T(op.c / sigma)
+	if !op.grad {
+		scaleKernel(out, w, s)
+		return nil
+	}
+	dy := data[T](ts[3])
+	var inner float64 // <dy, W>
+	for i, g := range dy {
+		inner += float64(g) * float64(w[i])
+	}
+	k := inner / sigma
+	for i, ui := range u {
+		for j, vj := range v {
+			out[i*cols+j] = s * (dy[i*cols+j] - T(k*float64(ui)*float64(vj)))
+		}
+	}
+	return nil
+}
+
+// bilinear is u^T W v for W (len(u), cols), accumulated in float64.
+func bilinear[T Float](w, u, v []T, cols int) float64 {
+	var s float64
+	for i, ui := range u {
+		var r float64
+		for j, vj := range v {
+			r += float64(w[i*cols+j]) * float64(vj)
+		}
+		s += float64(ui) * r
+	}
+	return s
+}
