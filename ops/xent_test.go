@@ -44,6 +44,18 @@ func TestCrossEntropyExtremeLogits(t *testing.T) {
 	}
 }
 
+// TestCrossEntropyGradientAtExtremeLogits: logits of +-1e4, where Gorgonia's built-ins give
+// NaN, still have the exact gradient softmax - onehot (checked against finite differences
+// at a step small relative to the logits' spacing).
+func TestCrossEntropyGradientAtExtremeLogits(t *testing.T) {
+	l := tensor.New(tensor.WithShape(3, 3), tensor.WithBacking([]float64{1e4, 1e4 - 1, 1e4 - 2, -1e4, -1e4 + 2, -1e4 + 1, 0, 1, 2}))
+	tg := tensor.New(tensor.WithShape(3), tensor.WithBacking([]int{1, 0, 2}))
+	res, err := gradcheck.Check(func(g *G.ExprGraph, in []*G.Node) (*G.Node, error) {
+		return CrossEntropy(in[0], in[1])
+	}, []gradcheck.Input{{Name: "logits", Value: l}, {Name: "targets", Value: tg, NoGrad: true}}, 1, 1e-4)
+	assertGrad(t, "cross-entropy at +-1e4", res, err)
+}
+
 func TestCrossEntropyRejectsBadTarget(t *testing.T) {
 	g := G.NewGraph()
 	l := G.NodeFromAny(g, gradcheck.Rand(1, 1, 2, 3), G.WithName("logits"))

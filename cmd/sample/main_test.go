@@ -1,0 +1,78 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"lipformer/data"
+	"lipformer/model"
+	"lipformer/train"
+)
+
+// checkpoint trains a tiny model for a few steps and returns its run directory.
+func checkpoint(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "text.txt")
+	os.WriteFile(path, []byte(strings.Repeat("abc abd abe. ", 200)), 0o644)
+	c, err := data.Load(context.Background(), path, data.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := model.New(model.Config{Arch: "l2", Layers: 1, Heads: 1, Width: 8, Context: 8, Vocab: c.Vocab.Size(), Norm: "pre", Dtype: "float32", Std: 0.02}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := train.DefaultOptions()
+	opt.Data, opt.Steps, opt.Batch, opt.Warmup, opt.EvalEvery = path, 3, 2, 0, 3
+	out := t.TempDir()
+	r := &train.Run{Model: m, Corpus: c, Opt: opt, Out: out, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if _, err := r.Train(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestSampleContinuesThePrompt(t *testing.T) {
+	dir := checkpoint(t)
+	var a, b, stderr bytes.Buffer
+	args := []string{"-ckpt", dir, "-prompt", "ab", "-n", "20", "-seed", "3"}
+	if err := run(args, &a, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(args, &b, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	out := strings.TrimSuffix(a.String(), "\n")
+	if !strings.HasPrefix(out, "ab") || len(out) != 22 || a.String() != b.String() {
+		t.Fatalf("sample %q (again: %q), want the prompt and 20 more bytes, the same each time", a.String(), b.String())
+	}
+	for _, ch := range out {
+		if !strings.ContainsRune("abcde .", ch) {
+			t.Fatalf("sample %q has byte %q outside the vocabulary", out, ch)
+		}
+	}
+}
+
+func TestSampleRejectsBadInput(t *testing.T) {
+	dir := checkpoint(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-ckpt", dir, "-prompt", "xyz"}, "prompt"},
+		{[]string{"-ckpt", dir, "-n", "-1"}, "-n"},
+		{[]string{"-ckpt", dir, "-prompt", "a", "-temperature", "-1"}, "temperature"},
+		{[]string{}, "-ckpt"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if err := run(c.args, &stdout, &stderr); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want an error mentioning %q", c.args, err, c.want)
+		}
+	}
+}
