@@ -1,0 +1,71 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// legends returns the legend label of each run: the settings in which the runs with
+// known settings differ (the architecture bare, the others as flag=value), or the
+// directory name when the settings are unknown or the same for all. Labels that would
+// coincide get their directory appended. A run that reached a non-finite value is
+// marked "diverged", with the first such step when the log has it.
+func legends(runs []*runInfo) []string {
+	differ := differingKeys(runs)
+	labels := make([]string, len(runs))
+	count := map[string]int{}
+	for i, r := range runs {
+		labels[i] = settingsLabel(r, differ)
+		if labels[i] == "" {
+			labels[i] = filepath.Base(filepath.Clean(r.dir))
+		}
+		count[labels[i]]++
+	}
+	for i, r := range runs {
+		if count[labels[i]] > 1 {
+			labels[i] += " (" + filepath.Clean(r.dir) + ")"
+		}
+		if step := firstNonFinite(r.metrics); step >= 0 {
+			labels[i] += fmt.Sprintf(" (diverged at step %d)", step)
+		} else if r.nonFinite {
+			labels[i] += " (diverged)"
+		}
+	}
+	return labels
+}
+
+// differingKeys returns the set of settings whose values are not the same across the
+// runs whose settings are known.
+func differingKeys(runs []*runInfo) map[string]bool {
+	first := map[string]string{}
+	differ := map[string]bool{}
+	for _, r := range runs {
+		for _, s := range r.settings() {
+			v, seen := first[s.key]
+			switch {
+			case !seen:
+				first[s.key] = s.value
+			case v != s.value:
+				differ[s.key] = true
+			}
+		}
+	}
+	return differ
+}
+
+// settingsLabel joins the run's settings that are in differ, in settings order; it is
+// empty when the run's settings are unknown or none differ.
+func settingsLabel(r *runInfo, differ map[string]bool) string {
+	var parts []string
+	for _, s := range r.settings() {
+		switch {
+		case !differ[s.key]:
+		case s.key == "arch":
+			parts = append(parts, s.value)
+		default:
+			parts = append(parts, s.key+"="+s.value)
+		}
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,37 @@
+package main
+
+import (
+	"math"
+	"reflect"
+	"testing"
+
+	"lipformer/model"
+	"lipformer/train"
+)
+
+// known returns a run in dir with the default settings changed by edit.
+func known(dir string, edit func(*model.Config, *train.Options)) *runInfo {
+	cfg, opt := model.Default(), train.DefaultOptions()
+	edit(&cfg, &opt)
+	return &runInfo{dir: dir, cfg: &cfg, opt: &opt}
+}
+
+func TestLegendsNameTheDifferingSettings(t *testing.T) {
+	same := func(*model.Config, *train.Options) {}
+	runs := []*runInfo{
+		known("out/a", func(c *model.Config, o *train.Options) { c.Arch, o.LR = "dp", 1e-3 }),
+		known("out/b", func(c *model.Config, o *train.Options) { c.Arch, o.LR = "l2", 3e-4 }),
+		known("out/c", func(c *model.Config, o *train.Options) { c.Arch, c.Hidden, o.LR = "l2", 4*c.Width, 3e-4 }),
+		{dir: "out/d/"},
+	}
+	runs[0].metrics.Train = trainRows(3, math.NaN())
+	want := []string{"dp lr=0.001 (diverged at step 1)", "l2 lr=0.0003 (out/b)", "l2 lr=0.0003 (out/c)", "d"}
+	if got := legends(runs); !reflect.DeepEqual(got, want) {
+		t.Errorf("legends %q, want %q", got, want)
+	}
+	runs = []*runInfo{known("x/run1", same), known("y/run2", same), {dir: "z/run3", nonFinite: true}}
+	want = []string{"run1", "run2", "run3 (diverged)"}
+	if got := legends(runs); !reflect.DeepEqual(got, want) {
+		t.Errorf("legends of runs with the same settings %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,148 @@
+// Command plot draws training curves of one or more runs, read from their metrics.jsonl,
+// to a PNG, SVG or PDF file (by the extension of -out). Legends name the settings in which
+// the runs differ (from summary.json or the checkpoint's metadata, else the directory
+// name); a run that reached a non-finite loss or gradient is drawn up to that point,
+// ends with a cross and is marked diverged in the legend.
+//
+//	go run ./cmd/plot -runs out/dp,out/l2 -metric val_bpc -out val.png
+//	go run ./cmd/plot -runs 'out/sweep/*-L12-*' -metric train_bpc -smooth 20 -x tokens -out train.svg
+//	go run ./cmd/plot -runs out/sweep/dp-L12-pre-s1 -metric grad_norm -logy -out grad.png
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"lipformer/internal/plotting"
+	"lipformer/train"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "plot:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("plot", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var names []string
+	for _, m := range metrics() {
+		names = append(names, m.name)
+	}
+	runsFlag := fs.String("runs", "", "comma-separated run directories (shell patterns such as out/sweep/dp-* are expanded)")
+	metricName := fs.String("metric", "train_bpc", "what to plot: "+strings.Join(names, ", "))
+	axis := fs.String("x", axisStep, "x axis: step, time (training seconds) or tokens (step × batch × context)")
+	smooth := fs.Int("smooth", 1, "moving average over this many points (training metrics only; 1: none)")
+	logY := fs.Bool("logy", false, "logarithmic y axis")
+	out := fs.String("out", "curves.png", "output file; its extension picks the format: "+strings.Join(plotting.Formats(), ", "))
+	title := fs.String("title", "", "chart title (default: the metric)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q (run directories go in -runs)", fs.Args())
+	}
+	q, xLabel, err := parseQuery(*metricName, *axis, *smooth)
+	if err != nil {
+		return err
+	}
+	if _, err := plotting.FormatOf(*out); err != nil {
+		return fmt.Errorf("-out: %w", err)
+	}
+	dirs, err := runDirs(*runsFlag)
+	if err != nil {
+		return err
+	}
+	runs := make([]*runInfo, len(dirs))
+	for i, dir := range dirs {
+		if runs[i], err = loadRun(dir); err != nil {
+			return fmt.Errorf("-runs: %w", err)
+		}
+	}
+	chart := plotting.Chart{Title: *title, XLabel: xLabel, YLabel: q.metric.label, LogY: *logY}
+	if chart.Title == "" {
+		chart.Title = defaultTitle(q)
+	}
+	for i, label := range legends(runs) {
+		if q.axis == axisTokens {
+			if q.tokensPerStep, err = runs[i].tokensPerStep(); err != nil {
+				return err
+			}
+		}
+		c := extract(runs[i].metrics, q)
+		diverged := firstNonFinite(runs[i].metrics) >= 0 || runs[i].nonFinite
+		chart.Series = append(chart.Series, plotting.Series{Label: label, X: c.X, Y: c.Y, MarkLast: diverged})
+	}
+	if err := chart.Save(*out); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s: %s of %d run(s)\n", *out, q.metric.name, len(runs))
+	return nil
+}
+
+// parseQuery checks -metric, -x and -smooth, and returns the query with the label of its
+// x axis.
+func parseQuery(metricName, axis string, smooth int) (query, string, error) {
+	m, err := metricNamed(metricName)
+	if err != nil {
+		return query{}, "", err
+	}
+	xLabel, err := axisLabel(axis)
+	if err != nil {
+		return query{}, "", err
+	}
+	switch {
+	case smooth < 1:
+		return query{}, "", fmt.Errorf("-smooth %d: want at least 1 (1: no smoothing)", smooth)
+	case smooth > 1 && m.fromTrain == nil:
+		return query{}, "", fmt.Errorf("-smooth %d: smoothing applies to the training metrics, not %s", smooth, m.name)
+	}
+	return query{metric: m, axis: axis, smooth: smooth}, xLabel, nil
+}
+
+// runDirs splits -runs and expands the entries that are patterns, keeping the order given.
+func runDirs(list string) ([]string, error) {
+	if strings.TrimSpace(list) == "" {
+		return nil, fmt.Errorf("-runs is required: comma-separated run directories")
+	}
+	var dirs []string
+	for _, entry := range strings.Split(list, ",") {
+		entry = strings.TrimSpace(entry)
+		if entry == "" {
+			return nil, fmt.Errorf("-runs %q: empty entry", list)
+		}
+		if !strings.ContainsAny(entry, "*?[") {
+			dirs = append(dirs, entry)
+			continue
+		}
+		matches, err := filepath.Glob(entry)
+		if err != nil {
+			return nil, fmt.Errorf("-runs %q: %w", entry, err)
+		}
+		var runs []string
+		for _, m := range matches {
+			if st, err := os.Stat(filepath.Join(m, train.MetricsFile)); err == nil && !st.IsDir() {
+				runs = append(runs, m)
+			}
+		}
+		if len(runs) == 0 {
+			return nil, fmt.Errorf("-runs %q: no run directory (with a metrics.jsonl) matches", entry)
+		}
+		dirs = append(dirs, runs...)
+	}
+	return dirs, nil
+}
+
+// defaultTitle names the metric and the smoothing.
+func defaultTitle(q query) string {
+	if q.smooth > 1 {
+		return fmt.Sprintf("%s, moving average of %d steps", q.metric.label, q.smooth)
+	}
+	return q.metric.label
+}

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"lipformer/model"
+	"lipformer/safetensors"
+	"lipformer/train"
+)
+
+func contains(err error, s string) bool { return strings.Contains(err.Error(), s) }
+
+// writeMetrics writes m as dir/metrics.jsonl with the training package's writer.
+func writeMetrics(t *testing.T, dir string, m train.Metrics) {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := m.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, train.MetricsFile), buf.String())
+}
+
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writeSummary writes dir/summary.json for a run of arch with batch 2 and context 8.
+func writeSummary(t *testing.T, dir, arch string, nonFinite bool) {
+	t.Helper()
+	sum := train.Summary{Model: model.Default(), Options: train.DefaultOptions(), NonFinite: nonFinite}
+	sum.Model.Arch, sum.Model.Context, sum.Options.Batch = arch, 8, 2
+	b, err := json.Marshal(sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, train.SummaryFile), string(b))
+}
+
+// runs writes a normal run (with a summary), a diverged run (NaN rows, with a checkpoint
+// holding only metadata) and returns their directories.
+func runs(t *testing.T) (normal, diverged string) {
+	root := t.TempDir()
+	normal, diverged = filepath.Join(root, "normal"), filepath.Join(root, "diverged")
+	writeMetrics(t, normal, train.Metrics{Train: trainRows(4, 3, 2.5, 2, 1.8),
+		Eval: []train.EvalRow{{Step: 2, ValLoss: 2.7, ElapsedS: 3.1}, {Step: 5, ValLoss: 1.9, ElapsedS: 5.1}}})
+	writeSummary(t, normal, "l2", false)
+	writeMetrics(t, diverged, train.Metrics{Train: trainRows(4, 3.5, 6, math.NaN()),
+		Eval: []train.EvalRow{{Step: 2, ValLoss: 3.2, ElapsedS: 3.1}}})
+	cfg, opt := model.Default(), train.DefaultOptions()
+	cfg.Arch, cfg.Context, opt.Batch = "dp", 8, 4
+	c, _ := json.Marshal(cfg)
+	o, _ := json.Marshal(opt)
+	meta := map[string]string{model.MetaConfig: string(c), train.MetaTrain: string(o)}
+	ts := []safetensors.Tensor{safetensors.New("w", []int{2}, []float32{1, 2})}
+	if err := safetensors.WriteFile(filepath.Join(diverged, train.LatestFile), ts, meta); err != nil {
+		t.Fatal(err)
+	}
+	return normal, diverged
+}
+
+func TestPlotPNG(t *testing.T) {
+	normal, diverged := runs(t)
+	out := filepath.Join(t.TempDir(), "curves.png")
+	var stdout, stderr bytes.Buffer
+	args := []string{"-runs", normal + "," + diverged, "-metric", "train_bpc", "-smooth", "2", "-x", "tokens", "-logy", "-out", out}
+	if err := run(args, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := png.Decode(f); err != nil {
+		t.Fatalf("%s is not a PNG: %v", out, err)
+	}
+}
+
+func TestPlotSVGMarksTheDivergedRun(t *testing.T) {
+	normal, _ := runs(t)
+	out := filepath.Join(t.TempDir(), "val.svg")
+	var stdout, stderr bytes.Buffer
+	if err := run([]string{"-runs", filepath.Join(filepath.Dir(normal), "*"), "-metric", "val_bpc", "-title", "two runs", "-out", out}, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svg := string(b)
+	for _, want := range []string{"<svg", "two runs", "dp batch=4 (diverged at step 3)", "l2 batch=2"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("%s lacks %q", out, want)
+		}
+	}
+}
+
+func TestLoadRunSettingsFromCheckpointOrDirectory(t *testing.T) {
+	_, diverged := runs(t)
+	r, err := loadRun(diverged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := r.tokensPerStep(); err != nil || n != 32 {
+		t.Errorf("tokens per step from the checkpoint: %d, %v; want 4 x 8", n, err)
+	}
+	bare := filepath.Join(t.TempDir(), "bare")
+	writeMetrics(t, bare, train.Metrics{Train: trainRows(1)})
+	if r, err = loadRun(bare); err != nil || r.cfg != nil {
+		t.Fatalf("run without settings: %+v, %v", r, err)
+	}
+	if _, err := r.tokensPerStep(); err == nil || !contains(err, "-x tokens") {
+		t.Errorf("tokens of a run without settings: error %v", err)
+	}
+}
+
+func TestPlotErrors(t *testing.T) {
+	normal, _ := runs(t)
+	bad := filepath.Join(t.TempDir(), "bad")
+	good := `{"kind":"train","step":0,"loss":1,"bpc":1.4,"lr":0.001,"grad_norm":1,"tokens_per_s":1,"elapsed_s":1}`
+	writeFile(t, filepath.Join(bad, train.MetricsFile), good+"\n"+good+"\n"+`{"kind":"train","step":2,"loss":`+"\n")
+	brokenSum := filepath.Join(t.TempDir(), "brokensum")
+	writeMetrics(t, brokenSum, train.Metrics{Train: trainRows(1)})
+	writeFile(t, filepath.Join(brokenSum, train.SummaryFile), "{")
+	png := filepath.Join(t.TempDir(), "x.png")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-runs", bad}, fmt.Sprintf("%s line 3", filepath.Join(bad, train.MetricsFile))},
+		{[]string{"-runs", brokenSum}, filepath.Join(brokenSum, train.SummaryFile)},
+		{[]string{}, "-runs is required"},
+		{[]string{"-runs", normal + ",,"}, "empty entry"},
+		{[]string{"-runs", filepath.Join(t.TempDir(), "missing")}, "missing"},
+		{[]string{"-runs", filepath.Join(t.TempDir(), "none*")}, "no run directory"},
+		{[]string{"-runs", normal, "-out", "x.gif"}, "-out"},
+		{[]string{"-runs", normal, "-metric", "loss"}, "-metric"},
+		{[]string{"-runs", normal, "-x", "epoch"}, "-x"},
+		{[]string{"-runs", normal, "-metric", "val_bpc", "-smooth", "3"}, "-smooth"},
+		{[]string{"-runs", normal, "extra"}, "unexpected arguments"},
+	} {
+		var stdout, stderr bytes.Buffer
+		err := run(append([]string{"-out", png}, c.args...), &stdout, &stderr)
+		if err == nil || !contains(err, c.want) {
+			t.Errorf("%q: error %v, want one containing %q", c.args, err, c.want)
+		}
+	}
+}

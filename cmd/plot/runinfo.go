@@ -1,0 +1,102 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"lipformer/model"
+	"lipformer/train"
+)
+
+// runInfo is what a run directory tells about the run: its metrics and, when a summary
+// or a checkpoint records them, its model config and training options.
+type runInfo struct {
+	dir       string
+	metrics   train.Metrics
+	cfg       *model.Config  // nil when unknown
+	opt       *train.Options // nil when unknown
+	nonFinite bool           // the summary says the run stopped at a non-finite value
+}
+
+// loadRun reads the metrics of the run in dir and its settings, from summary.json if
+// present, else from the metadata of its latest checkpoint, else none.
+func loadRun(dir string) (*runInfo, error) {
+	m, err := train.ReadMetrics(filepath.Join(dir, train.MetricsFile))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("%s is not a run directory (for the runs of a sweep, give its directory followed by /*): %w", dir, err)
+	case err != nil:
+		return nil, err
+	}
+	r := &runInfo{dir: dir, metrics: m}
+	sumPath := filepath.Join(dir, train.SummaryFile)
+	b, err := os.ReadFile(sumPath)
+	switch {
+	case err == nil:
+		var sum train.Summary
+		if err := json.Unmarshal(b, &sum); err != nil {
+			return nil, fmt.Errorf("%s: %w", sumPath, err)
+		}
+		r.cfg, r.opt, r.nonFinite = &sum.Model, &sum.Options, sum.NonFinite
+		return r, nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, err
+	}
+	ckPath := filepath.Join(dir, train.LatestFile)
+	meta, err := checkpointMeta(ckPath)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return r, nil
+	case err != nil:
+		return nil, err
+	}
+	var cfg model.Config
+	if err := json.Unmarshal([]byte(meta[model.MetaConfig]), &cfg); err != nil {
+		return nil, fmt.Errorf("%s: metadata %s: %w", ckPath, model.MetaConfig, err)
+	}
+	var opt train.Options
+	if err := json.Unmarshal([]byte(meta[train.MetaTrain]), &opt); err != nil {
+		return nil, fmt.Errorf("%s: metadata %s: %w", ckPath, train.MetaTrain, err)
+	}
+	r.cfg, r.opt = &cfg, &opt
+	return r, nil
+}
+
+// tokensPerStep returns batch × context, or an error when the run's settings are unknown.
+func (r *runInfo) tokensPerStep() (int, error) {
+	if r.cfg == nil {
+		return 0, fmt.Errorf("-x tokens: %s has neither %s nor %s to give its batch size and context", r.dir, train.SummaryFile, train.LatestFile)
+	}
+	return r.opt.Batch * r.cfg.Context, nil
+}
+
+// setting is one setting of a run, named as cmd/train's flag.
+type setting struct{ key, value string }
+
+// settings lists the run's settings in a fixed order, or nil when they are unknown.
+func (r *runInfo) settings() []setting {
+	if r.cfg == nil {
+		return nil
+	}
+	c, o := r.cfg, r.opt
+	hidden := c.Hidden
+	if hidden == 0 {
+		hidden = 4 * c.Width
+	}
+	num := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	return []setting{
+		{"arch", c.Arch}, {"layers", strconv.Itoa(c.Layers)}, {"norm", c.Norm}, {"width", strconv.Itoa(c.Width)},
+		{"heads", strconv.Itoa(c.Heads)}, {"hidden", strconv.Itoa(hidden)}, {"ctx", strconv.Itoa(c.Context)},
+		{"dropout", num(c.Dropout)}, {"lip-c", num(c.LipC)}, {"dtype", c.Dtype}, {"init-std", num(c.Std)},
+		{"data", o.Data}, {"split", o.Split}, {"batch", strconv.Itoa(o.Batch)}, {"steps", strconv.Itoa(o.Steps)},
+		{"lr", num(o.LR)}, {"min-lr", num(o.MinLR)}, {"warmup", strconv.Itoa(o.Warmup)}, {"schedule", o.Schedule},
+		{"beta1", num(o.Beta1)}, {"beta2", num(o.Beta2)}, {"weight-decay", num(o.WeightDecay)}, {"clip", num(o.Clip)},
+		{"eval-every", strconv.Itoa(o.EvalEvery)}, {"eval-bytes", strconv.Itoa(o.EvalBytes)},
+		{"seed", strconv.FormatUint(o.Seed, 10)},
+	}
+}

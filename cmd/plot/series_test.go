@@ -1,0 +1,129 @@
+package main
+
+import (
+	"math"
+	"reflect"
+	"testing"
+
+	"lipformer/train"
+)
+
+// trainRows returns training rows at steps 0.. with the given losses (nats), gradient
+// norms 10*step and elapsed seconds step+1.
+func trainRows(losses ...float64) []train.TrainRow {
+	rows := make([]train.TrainRow, len(losses))
+	for i, l := range losses {
+		rows[i] = train.TrainRow{Step: i, Loss: l, LR: 1e-3, GradNorm: 10 * float64(i), ElapsedS: float64(i + 1)}
+	}
+	return rows
+}
+
+func mustMetric(t *testing.T, name string) metric {
+	t.Helper()
+	m, err := metricNamed(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestExtractTrainLossAgainstStepsAndTokens(t *testing.T) {
+	m := train.Metrics{Train: trainRows(4, 3, 2, 1)}
+	got := extract(m, query{metric: mustMetric(t, "train_loss"), axis: axisStep, smooth: 1})
+	want := curve{X: []float64{0, 1, 2, 3}, Y: []float64{4, 3, 2, 1}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("train_loss by step: %+v, want %+v", got, want)
+	}
+	got = extract(m, query{metric: mustMetric(t, "train_loss"), axis: axisTokens, tokensPerStep: 2 * 64, smooth: 2})
+	want = curve{X: []float64{0, 128, 256, 384}, Y: []float64{4, 3.5, 2.5, 1.5}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("train_loss by tokens, smoothed over 2: %+v, want %+v", got, want)
+	}
+	got = extract(m, query{metric: mustMetric(t, "train_bpc"), axis: axisTime, smooth: 1})
+	if !reflect.DeepEqual(got.X, []float64{1, 2, 3, 4}) || math.Abs(got.Y[0]-4/math.Ln2) > 1e-12 {
+		t.Errorf("train_bpc by time: %+v, want x 1..4 and y[0] = 4/ln 2", got)
+	}
+}
+
+func TestExtractKeepsTheFinitePartOfADivergedRun(t *testing.T) {
+	nan := math.NaN()
+	m := train.Metrics{Train: trainRows(6, 3, 9, nan),
+		Eval: []train.EvalRow{{Step: 2, ValLoss: 5, ElapsedS: 2.5}, {Step: 4, ValLoss: math.Inf(1), ElapsedS: 4.5}}}
+	got := extract(m, query{metric: mustMetric(t, "train_loss"), axis: axisStep, smooth: 3})
+	want := curve{X: []float64{0, 1, 2}, Y: []float64{6, 4.5, 6}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("smoothed loss of a diverged run: %+v, want %+v", got, want)
+	}
+	got = extract(m, query{metric: mustMetric(t, "val_loss"), axis: axisStep, smooth: 1})
+	if want := (curve{X: []float64{2}, Y: []float64{5}}); !reflect.DeepEqual(got, want) {
+		t.Errorf("val_loss of a diverged run: %+v, want %+v", got, want)
+	}
+	if step := firstNonFinite(m); step != 3 {
+		t.Errorf("first non-finite step %d, want 3", step)
+	}
+	if step := firstNonFinite(train.Metrics{Train: trainRows(1, 2)}); step != -1 {
+		t.Errorf("first non-finite step of a finite run %d, want -1", step)
+	}
+}
+
+func TestMovingAverage(t *testing.T) {
+	got := movingAverage([]float64{1, 2, 3, 4, 5, 6}, 3)
+	want := []float64{1, 1.5, 2, 3, 4, 5}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("moving average over 3: %v, want %v", got, want)
+	}
+	huge := []float64{1.8, 16.5, 2e23, 6e21, 18.5, 14.5}
+	if got := movingAverage(huge, 1); !reflect.DeepEqual(got, huge) {
+		t.Errorf("moving average over 1: %v, want the values", got)
+	}
+	if got := movingAverage(huge, 2); got[4] != (6e21+18.5)/2 || got[5] != 16.5 {
+		t.Errorf("moving average over 2 after huge values: %v, want ... 3e21, 16.5", got)
+	}
+}
+
+func TestTimeContinuesAcrossResume(t *testing.T) {
+	// Steps 0-2 run in a first session, which validates after 3 steps at 3.2 s and is
+	// interrupted; the resumed session's clock restarts for steps 3 and 4 and validates
+	// after 5 steps.
+	m := train.Metrics{
+		Train: []train.TrainRow{{Step: 0, ElapsedS: 1}, {Step: 1, ElapsedS: 2}, {Step: 2, ElapsedS: 3},
+			{Step: 3, ElapsedS: 0.5}, {Step: 4, ElapsedS: 1.5}},
+		Eval: []train.EvalRow{{Step: 3, ElapsedS: 3.2}, {Step: 5, ElapsedS: 2}},
+	}
+	trainT, evalT := continuousTime(m)
+	if want := []float64{1, 2, 3, 3.7, 4.7}; !near(trainT, want) {
+		t.Errorf("training times %v, want %v", trainT, want)
+	}
+	if want := []float64{3.2, 5.2}; !near(evalT, want) {
+		t.Errorf("evaluation times %v, want %v", evalT, want)
+	}
+}
+
+func near(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Abs(a[i]-b[i]) > 1e-12 {
+			return false
+		}
+	}
+	return true
+}
+
+func TestQueryErrors(t *testing.T) {
+	for _, c := range []struct {
+		metric, axis string
+		smooth       int
+		want         string
+	}{
+		{"bpc", "step", 1, "-metric"},
+		{"val_bpc", "epoch", 1, "-x"},
+		{"train_bpc", "step", 0, "-smooth 0"},
+		{"val_bpc", "step", 5, "val_bpc"},
+	} {
+		if _, _, err := parseQuery(c.metric, c.axis, c.smooth); err == nil || !contains(err, c.want) {
+			t.Errorf("%+v: error %v, want one containing %q", c, err, c.want)
+		}
+	}
+}

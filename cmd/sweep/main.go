@@ -1,0 +1,201 @@
+// Command sweep trains a grid of runs — architectures × depths × norm placements × seeds —
+// with shared settings, one after another, each into OUT/<arch>-L<depth>-<norm>-s<seed>/,
+// and tabulates their outcome in OUT/sweep.csv and OUT/sweep.md: final, best and test bpc
+// and the stability figures of SPEC section 4. A run that reaches a non-finite loss is
+// recorded as diverged and the sweep goes on.
+//
+// The sweep is resumable: running the same command again skips finished runs (summary.json
+// present and not interrupted) and resumes interrupted ones from their checkpoint. SIGINT
+// (Ctrl-C) stops the run in progress with a checkpoint, writes the tables and exits with
+// status 130; a second SIGINT exits at once. The shared settings take cmd/train's flags.
+//
+//	go run ./cmd/sweep -dry-run -archs dp,l2,contractive-l2 -depths 2,6,10,14,18
+//	go run ./cmd/sweep -archs dp,l2,contractive-l2 -depths 2,6,10,14,18 -schedule constant -warmup 0 -steps 2000 -out out/stability
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"lipformer/internal/cli"
+	"lipformer/model"
+	"lipformer/train"
+)
+
+// errInterrupted is returned when a signal stopped the sweep.
+var errInterrupted = errors.New("interrupted: run the same command again to resume")
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sweep:", err)
+		if errors.Is(err, errInterrupted) {
+			os.Exit(130)
+		}
+		os.Exit(1)
+	}
+}
+
+// options are the sweep's own flags.
+type options struct {
+	grid    grid
+	out     string
+	dataDir string
+	dryRun  bool
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, opt, o, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	specs := o.grid.specs(cfg, opt)
+	for _, s := range specs {
+		check := s.cfg
+		check.Vocab = 256 // any vocabulary of bytes: the corpus is not loaded yet
+		if err := check.Validate(); err != nil {
+			return fmt.Errorf("run %s: %w", s.name(), err)
+		}
+		st, err := inspect(filepath.Join(o.out, s.name()))
+		if err != nil {
+			return err
+		}
+		if err := st.checkSummary(s); err != nil {
+			return err
+		}
+	}
+	if o.dryRun {
+		return dryRun(stdout, o.out, specs)
+	}
+	log := cli.Logger(stderr)
+	corpus, err := cli.LoadCorpus(ctx, opt.Data, opt.Split, o.dataDir, log)
+	if err != nil {
+		return err
+	}
+	sw := &sweeper{out: o.out, corpus: corpus, log: log, progress: cli.Progress(os.Stderr)}
+	rows := make([]row, len(specs))
+	for i, s := range specs {
+		if rows[i], err = readRow(o.out, s); err != nil {
+			return err
+		}
+	}
+	for i, s := range specs {
+		if ctx.Err() != nil {
+			break
+		}
+		log.Info("sweep", "run", fmt.Sprintf("%d/%d", i+1, len(specs)), "name", s.name())
+		sum, trainErr := sw.runOne(ctx, s)
+		switch {
+		case errors.Is(trainErr, train.ErrNonFinite) && sum != nil:
+			log.Warn("diverged: recorded, the sweep goes on", "run", s.name(), "error", trainErr)
+		case trainErr != nil:
+			if err := writeTables(o.out, rows); err != nil {
+				log.Error("writing the tables", "error", err)
+			}
+			return fmt.Errorf("run %s: %w", s.name(), trainErr)
+		}
+		if rows[i], err = readRow(o.out, s); err != nil {
+			return err
+		}
+		if err := writeTables(o.out, rows); err != nil {
+			return err
+		}
+	}
+	if err := writeTables(o.out, rows); err != nil {
+		return err
+	}
+	if err := writeMarkdown(stdout, rows); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\ntables: %s, %s\n", filepath.Join(o.out, csvFile), filepath.Join(o.out, markdownFile))
+	if ctx.Err() != nil {
+		return errInterrupted
+	}
+	return nil
+}
+
+// parseFlags reads the shared settings (cmd/train's flags) and the sweep's own.
+func parseFlags(args []string, stderr io.Writer) (model.Config, train.Options, options, error) {
+	fs := flag.NewFlagSet("sweep", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfg, opt := model.Default(), train.DefaultOptions()
+	opt.Steps, opt.EvalEvery = 500, 100
+	var o options
+	archs := fs.String("archs", "dp,l2,contractive-l2", "comma-separated architectures: "+strings.Join(model.Architectures, ", "))
+	depths := fs.String("depths", "2,4,8", "comma-separated numbers of blocks")
+	norms := fs.String("norms", cfg.Norm, "comma-separated LayerNorm placements: pre, post, none")
+	seeds := fs.String("seeds", "1", "comma-separated seeds of initialisation, batches and dropout")
+	fs.StringVar(&o.out, "out", "out/sweep", "output directory: the tables, and one directory per run")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "list the runs and what would be done with each, and stop")
+	fs.StringVar(&opt.Data, "data", "", "corpus: enwik8, shakespeare, a file path, or empty for Newton's Opticks from the Go toolchain")
+	fs.StringVar(&o.dataDir, "data-dir", "", "where corpora are found and downloaded (default: the user cache directory, lipformer/)")
+	fs.StringVar(&opt.Split, "split", "", "train,valid,test fractions of a file corpus (default 0.9,0.05,0.05)")
+	fs.IntVar(&cfg.Heads, "heads", cfg.Heads, "attention heads")
+	fs.IntVar(&cfg.Width, "width", cfg.Width, "model width D")
+	fs.IntVar(&cfg.Hidden, "hidden", 0, "MLP width (default 4 x width)")
+	fs.IntVar(&cfg.Context, "ctx", cfg.Context, "context length T")
+	fs.Float64Var(&cfg.Dropout, "dropout", 0, "dropout on residual branches")
+	fs.Float64Var(&cfg.LipC, "lip-c", cfg.LipC, "Lipschitz coefficient c of contractive attention")
+	fs.StringVar(&cfg.Dtype, "dtype", cfg.Dtype, "float32 or float64")
+	fs.IntVar(&opt.Batch, "batch", opt.Batch, "sequences per step")
+	fs.IntVar(&opt.Steps, "steps", opt.Steps, "optimizer steps of each run")
+	fs.Float64Var(&opt.LR, "lr", opt.LR, "peak learning rate")
+	fs.Float64Var(&opt.MinLR, "min-lr", opt.MinLR, "final learning rate of the cosine schedule")
+	fs.IntVar(&opt.Warmup, "warmup", opt.Warmup, "linear warm-up steps (when not given and not below -steps: steps/10)")
+	fs.StringVar(&opt.Schedule, "schedule", opt.Schedule, "learning-rate schedule: "+strings.Join(train.ScheduleNames(), ", "))
+	fs.Float64Var(&opt.Beta1, "beta1", opt.Beta1, "Adam beta1")
+	fs.Float64Var(&opt.Beta2, "beta2", opt.Beta2, "Adam beta2")
+	fs.Float64Var(&opt.WeightDecay, "weight-decay", opt.WeightDecay, "AdamW weight decay of matrices")
+	fs.Float64Var(&opt.Clip, "clip", opt.Clip, "global gradient-norm clip (0: off)")
+	fs.IntVar(&opt.EvalEvery, "eval-every", opt.EvalEvery, "steps between validations and checkpoints")
+	fs.IntVar(&opt.EvalBytes, "eval-bytes", opt.EvalBytes, "validation bytes scored at each validation (0: all)")
+	if err := fs.Parse(args); err != nil {
+		return cfg, opt, o, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, opt, o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	warmupGiven := false
+	fs.Visit(func(f *flag.Flag) { warmupGiven = warmupGiven || f.Name == "warmup" })
+	if !warmupGiven && opt.Warmup >= opt.Steps {
+		opt.Warmup = opt.Steps / 10
+	}
+	if err := opt.Validate(); err != nil {
+		return cfg, opt, o, err
+	}
+	var err error
+	o.grid, err = parseGrid(*archs, *depths, *norms, *seeds)
+	return cfg, opt, o, err
+}
+
+// dryRun prints each run's directory and what the sweep would do with it.
+func dryRun(w io.Writer, out string, specs []spec) error {
+	for _, s := range specs {
+		dir := filepath.Join(out, s.name())
+		st, err := inspect(dir)
+		if err != nil {
+			return err
+		}
+		act, err := st.action()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "%-8s %s\n", act, dir)
+	}
+	fmt.Fprintf(w, "%d runs\n", len(specs))
+	return nil
+}

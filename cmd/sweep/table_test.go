@@ -1,0 +1,60 @@
+package main
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+
+	"lipformer/model"
+	"lipformer/train"
+)
+
+func TestTableCells(t *testing.T) {
+	nan := math.NaN()
+	s := spec{cfg: model.Default(), opt: train.DefaultOptions()}
+	s.cfg.Arch, s.cfg.Layers, s.opt.Seed = "dp", 12, 3
+	pending := row{spec: s, status: statusPending, steps: -1, finalVal: nan, bestVal: nan, test: nan, firstNonFinite: -1,
+		spikes: -1, maxGradNorm: nan, seconds: nan}
+	diverged := row{spec: s, status: statusNonFinite, steps: 40, finalVal: nan, bestVal: 3.21049, test: nan, diverged: true,
+		firstNonFinite: 40, spikes: 2, maxGradNorm: 12345.678, seconds: 61.04}
+	var csvOut, mdOut bytes.Buffer
+	if err := writeCSV(&csvOut, []row{pending, diverged}); err != nil {
+		t.Fatal(err)
+	}
+	want := "run,arch,depth,norm,seed,status,steps,final_val_bpc,best_val_bpc,test_bpc,diverged,first_nonfinite_step,loss_spikes,max_grad_norm,seconds\n" +
+		"dp-L12-pre-s3,dp,12,pre,3,pending,,,,,,,,,\n" +
+		"dp-L12-pre-s3,dp,12,pre,3,non-finite,40,,3.2105,,yes,40,2,1.235e+04,61.0\n"
+	if csvOut.String() != want {
+		t.Errorf("CSV:\n%s\nwant:\n%s", csvOut.String(), want)
+	}
+	if err := writeMarkdown(&mdOut, []row{diverged}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(mdOut.String(), "\n")
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], "| run | arch |") || !strings.HasPrefix(lines[1], "| --- |") ||
+		lines[2] != "| dp-L12-pre-s3 | dp | 12 | pre | 3 | non-finite | 40 | – | 3.2105 | – | yes | 40 | 2 | 1.235e+04 | 61.0 |" {
+		t.Errorf("Markdown:\n%s", mdOut.String())
+	}
+}
+
+func TestTimeOfEarlierSessions(t *testing.T) {
+	m := train.Metrics{Train: []train.TrainRow{{Step: 0, ElapsedS: 1}, {Step: 1, ElapsedS: 2.5}, {Step: 2, ElapsedS: 0.4},
+		{Step: 3, ElapsedS: 1.2}, {Step: 4, ElapsedS: 0.3}}}
+	if got := earlierSessions(m); math.Abs(got-3.7) > 1e-12 {
+		t.Errorf("earlier sessions took %g s, want 2.5 + 1.2", got)
+	}
+	if got := earlierSessions(train.Metrics{Train: m.Train[:2]}); got != 0 {
+		t.Errorf("a run of one session: %g s before it, want 0", got)
+	}
+}
+
+func TestBestValBPCFromTheLog(t *testing.T) {
+	m := train.Metrics{Eval: []train.EvalRow{{Step: 2, ValLoss: 3}, {Step: 4, ValLoss: 2}, {Step: 6, ValLoss: math.NaN()}, {Step: 8, ValLoss: 2.5}}}
+	if got := bestValBPC(m); got != 2/math.Ln2 {
+		t.Errorf("best val bpc %g, want %g", got, 2/math.Ln2)
+	}
+	if got := bestValBPC(train.Metrics{}); !math.IsNaN(got) {
+		t.Errorf("best val bpc without validations %g, want NaN", got)
+	}
+}

@@ -1,0 +1,84 @@
+package plotting
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+)
+
+// Series is one line of a chart: its points in drawing order and its legend entry. Series
+// are coloured in turn from a dark palette; after seven, the colours repeat dashed.
+type Series struct {
+	Label    string    // legend text; a series with an empty label has no legend entry
+	X, Y     []float64 // the points; X and Y have the same length
+	Points   bool      // mark every point, not only those standing alone
+	Dashed   bool      // dash the line
+	MarkLast bool      // draw a cross at the last drawable point (where a run diverged, say)
+}
+
+// add draws the i-th series s on p, in pieces between undrawable points, adds its entry
+// to legend, and returns the number of points drawn.
+func (c Chart) add(p *plot.Plot, legend *plot.Legend, i int, s Series) (int, error) {
+	if len(s.X) != len(s.Y) {
+		return 0, fmt.Errorf("series %d (%q) has %d x values and %d y values", i, s.Label, len(s.X), len(s.Y))
+	}
+	st := styleOf(i, s.Dashed)
+	pieces := c.pieces(s)
+	drawn := 0
+	for _, piece := range pieces {
+		drawn += len(piece)
+		if len(piece) > 1 {
+			p.Add(&plotter.Line{XYs: piece, LineStyle: st.line})
+		}
+		if len(piece) == 1 || s.Points {
+			p.Add(&plotter.Scatter{XYs: piece, GlyphStyle: st.dot})
+		}
+	}
+	thumbs := []plot.Thumbnailer{&plotter.Line{LineStyle: st.line}}
+	if s.Points {
+		thumbs = append(thumbs, &plotter.Scatter{GlyphStyle: st.dot})
+	}
+	if s.MarkLast {
+		end := &plotter.Scatter{GlyphStyle: st.cross}
+		if len(pieces) > 0 {
+			last := pieces[len(pieces)-1]
+			end.XYs = last[len(last)-1:]
+			p.Add(end)
+		}
+		thumbs = append(thumbs, end)
+	}
+	if s.Label != "" {
+		legend.Add(s.Label, thumbs...)
+	}
+	return drawn, nil
+}
+
+// pieces splits a series into its maximal runs of consecutive drawable points: a point
+// that cannot be drawn ends the run before it.
+func (c Chart) pieces(s Series) []plotter.XYs {
+	var out []plotter.XYs
+	var cur plotter.XYs
+	for i := range s.X {
+		if !c.drawable(s.X[i], s.Y[i]) {
+			if len(cur) > 0 {
+				out, cur = append(out, cur), nil
+			}
+			continue
+		}
+		cur = append(cur, plotter.XY{X: s.X[i], Y: s.Y[i]})
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
+
+// drawable reports whether a point has finite coordinates, above zero on a logarithmic axis.
+func (c Chart) drawable(x, y float64) bool {
+	return finite(x) && finite(y) && (!c.LogX || x > 0) && (!c.LogY || y > 0)
+}
+
+// finite reports whether v is neither NaN nor infinite.
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
