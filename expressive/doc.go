@@ -1,0 +1,15 @@
+// Package expressive studies the expressive power of self-attention matrices after
+// Likhosherstov, Choromanski and Weller (2021), "On the Expressive Power of Self-Attention
+// Matrices" (SPEC section 5): a self-attention module with fixed parameters can approximate
+// any sparse nonnegative attention pattern by changing only its input.
+//
+// The package provides random k-sparse targets (target.go), the precision measures of
+// SPEC section 5 (precision.go), the attention matrix of a fixed module (module.go), two
+// methods that realise a target with a module of head width d (jl.go: the constructive
+// Johnson-Lindenstrauss algorithm; gd.go: gradient descent on the input of a random
+// module), a search for the smallest d reaching a success rate (search.go, cell.go) and
+// least-squares fits of that d against log L and L (fit.go).
+//
+// Every random quantity is drawn from math/rand/v2 PCG streams derived from an explicit
+// seed (rng.go): the same seed gives the same result.
+package expressive
