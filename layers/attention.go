@@ -65,9 +65,18 @@ func (a *Attention) Params() []*Param {
 
 // Forward maps x (B*T, D) to (B*T, D).
 func (a *Attention) Forward(g *Graph, x *G.Node) (*G.Node, error) {
-	wq, wv := g.Node(a.WQ), g.Node(a.WV)
+	return a.forward(g, x, func(p *Param) (*G.Node, error) { return g.Node(p), nil })
+}
+
+// forward is Forward with the value and output maps WV and WO replaced by weight(WV) and
+// weight(WO) (D, D): the parameters' nodes, or weights computed from them.
+func (a *Attention) forward(g *Graph, x *G.Node, weight func(*Param) (*G.Node, error)) (*G.Node, error) {
+	wq := g.Node(a.WQ)
+	wv, err := weight(a.WV)
+	if err != nil {
+		return nil, err
+	}
 	var w *G.Node // (D, k*D): the packed projection
-	var err error
 	if a.Kind == ops.L2 {
 		var weff *G.Node // (D, D)
 		if weff, err = ops.L2Values(wq, wv, a.Heads); err != nil {
@@ -94,14 +103,18 @@ func (a *Attention) Forward(g *Graph, x *G.Node) (*G.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := G.Mul(heads, g.Node(a.WO)) // (B*T, D)
+	wo, err := weight(a.WO)
+	if err != nil {
+		return nil, err
+	}
+	out, err := G.Mul(heads, wo) // (B*T, D)
 	if err != nil || a.LipC == 0 {
 		return out, err
 	}
 	if a.Kind != ops.L2 || a.BoundLen < 1 {
 		return nil, fmt.Errorf("%s: contractive attention needs tied L2 and a bound length, got %v and %d", a.WQ.Name, a.Kind, a.BoundLen)
 	}
-	ub, err := ops.L2BoundInf(wq, wv, g.Node(a.WO), a.Heads, lipschitz.PhiInv(a.BoundLen))
+	ub, err := ops.L2BoundInf(wq, wv, wo, a.Heads, lipschitz.PhiInv(a.BoundLen))
 	if err != nil {
 		return nil, err
 	}

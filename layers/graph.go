@@ -21,6 +21,7 @@ type Graph struct {
 	nodes  map[*Param]*G.Node
 	params []*Param // in order of first use
 	masks  []*ops.DropoutMask
+	bufs   map[*Buffer]*G.Node // input nodes of buffers
 }
 
 // NewGraph starts a graph for batches of B sequences of T tokens.

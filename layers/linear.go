@@ -29,8 +29,10 @@ func NewLinear(name string, in, out int, bias bool, std float64, dt tensor.Dtype
 }
 
 // Forward maps x (N, In) to (N, Out).
-func (l *Linear) Forward(g *Graph, x *G.Node) (*G.Node, error) {
-	w := g.Node(l.W)
+func (l *Linear) Forward(g *Graph, x *G.Node) (*G.Node, error) { return l.apply(g, x, g.Node(l.W)) }
+
+// apply maps x (N, In) to x w + b, w (In, Out) being l.W or a node computed from it.
+func (l *Linear) apply(g *Graph, x, w *G.Node) (*G.Node, error) {
 	if x.Dims() != 2 || x.Shape()[1] != w.Shape()[0] {
 		return nil, fmt.Errorf("%s: input %v, want (N, %d)", l.W.Name, x.Shape(), w.Shape()[0])
 	}

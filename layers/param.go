@@ -49,8 +49,11 @@ func (p *Param) fill(c float64) {
 }
 
 // Float64s returns a copy of the parameter's values as float64.
-func (p *Param) Float64s() []float64 {
-	switch v := p.Value.Data().(type) {
+func (p *Param) Float64s() []float64 { return float64sOf(p.Value) }
+
+// float64sOf copies a float tensor's values as float64.
+func float64sOf(t *tensor.Dense) []float64 {
+	switch v := t.Data().(type) {
 	case []float32:
 		out := make([]float64, len(v))
 		for i, f := range v {

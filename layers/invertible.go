@@ -1,0 +1,113 @@
+package layers
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"lipformer/ops"
+)
+
+// InvertibleBlock is a transformer block of two invertible residual sub-blocks without
+// LayerNorm (SPEC section 3): x = x + A(x); x = x + M(x), each branch c-Lipschitz in its
+// own norm, so each sub-block can be inverted by fixed-point iteration on its own.
+//   - A, the attention branch: contractive tied L2 attention (Attn.LipC = c), c-Lipschitz
+//     in the inf-norm of the sequence (the bound of the current weights); or, for the
+//     negative control (Kind dp), dp attention with W^V and W^O divided by their spectral
+//     norm estimates and the result times c: the naive normalisation that ignores P's
+//     dependence on X, with no bound at all.
+//   - M, the MLP branch: a SpectralMLP, about c-Lipschitz in each token's 2-norm.
+type InvertibleBlock struct {
+	Attn    *Attention
+	VNorm   *SpectralNorm // dp: the normalisation of W^V; nil for L2
+	ONorm   *SpectralNorm // dp: the normalisation of W^O; nil for L2
+	MLP     *SpectralMLP
+	C       float64 // the Lipschitz coefficient c
+	Dropout float64 // on each branch's output, in training graphs
+}
+
+// NewInvertibleBlock makes an invertible block from cfg: Kind L2 or dp, LipC = c in (0, 1),
+// Context the N of the attention bound. Norm is ignored: the branches hold no LayerNorm.
+func NewInvertibleBlock(name string, cfg BlockConfig, dt tensor.Dtype, rng *rand.Rand) (*InvertibleBlock, error) {
+	if cfg.Kind != ops.L2 && cfg.Kind != ops.DotProduct {
+		return nil, fmt.Errorf("%s: invertible blocks take l2 or dp attention, not %v", name, cfg.Kind)
+	}
+	if !(cfg.LipC > 0 && cfg.LipC < 1) || cfg.Context < 1 {
+		return nil, fmt.Errorf("%s: Lipschitz coefficient %g and context %d, want 0 < c < 1 and context >= 1", name, cfg.LipC, cfg.Context)
+	}
+	attn, err := NewAttention(name+".attn", cfg.Kind, cfg.Width, cfg.Heads, cfg.Causal, cfg.Std, residualStd(cfg.Std, max(cfg.Layers, 1)), dt, rng)
+	if err != nil {
+		return nil, err
+	}
+	b := &InvertibleBlock{Attn: attn, C: cfg.LipC, Dropout: cfg.Dropout}
+	if cfg.Kind == ops.L2 {
+		attn.LipC, attn.BoundLen = cfg.LipC, cfg.Context
+	} else {
+		b.VNorm, b.ONorm = NewSpectralNorm(attn.WV, rng), NewSpectralNorm(attn.WO, rng)
+	}
+	b.MLP = NewSpectralMLP(name+".mlp", cfg.Width, cfg.Hidden, cfg.LipC, cfg.Std, dt, rng)
+	return b, nil
+}
+
+// Forward maps x (B*T, D) to (B*T, D).
+func (b *InvertibleBlock) Forward(g *Graph, x *G.Node) (*G.Node, error) {
+	x, err := b.residual(g, x, b.AttnBranch)
+	if err != nil {
+		return nil, err
+	}
+	return b.residual(g, x, b.MLP.Forward)
+}
+
+// residual is x + dropout(f(x)).
+func (b *InvertibleBlock) residual(g *Graph, x *G.Node, f func(*Graph, *G.Node) (*G.Node, error)) (*G.Node, error) {
+	y, err := f(g, x)
+	if err != nil {
+		return nil, err
+	}
+	if y, err = g.Dropout(y, b.Dropout); err != nil {
+		return nil, err
+	}
+	return G.Add(x, y)
+}
+
+// AttnBranch is the attention branch A, mapping x (B*T, D) to (B*T, D).
+func (b *InvertibleBlock) AttnBranch(g *Graph, x *G.Node) (*G.Node, error) {
+	if b.VNorm == nil {
+		return b.Attn.Forward(g, x)
+	}
+	return b.Attn.forward(g, x, func(p *Param) (*G.Node, error) {
+		if p == b.Attn.WV {
+			return b.VNorm.Weight(g, 1)
+		}
+		return b.ONorm.Weight(g, b.C)
+	})
+}
+
+// AttnLipschitzInf is the certified inf-norm Lipschitz constant of A on sequences of n
+// tokens (at most c for n up to the context); the dp control has none and returns an
+// error wrapping lipschitz.ErrNotLipschitz.
+func (b *InvertibleBlock) AttnLipschitzInf(n int) (float64, error) { return b.Attn.LipschitzInf(n) }
+
+// NaiveAttnLipschitz2 is the constant the dp control's normalisation assumes,
+// c ||W^V||_2 ||W^O||_2 / (sigma_V sigma_O): the Lipschitz constant of X -> P X W^V W^O
+// for a FIXED attention matrix P of 2-norm 1, which is not a bound of A. It is 0 for L2.
+func (b *InvertibleBlock) NaiveAttnLipschitz2() float64 {
+	if b.VNorm == nil {
+		return 0
+	}
+	return b.C * b.VNorm.Lipschitz2() * b.ONorm.Lipschitz2()
+}
+
+// Params returns the block's parameters.
+func (b *InvertibleBlock) Params() []*Param { return append(b.Attn.Params(), b.MLP.Params()...) }
+
+// SpectralNorms returns every spectral normalisation of the block.
+func (b *InvertibleBlock) SpectralNorms() []*SpectralNorm {
+	sn := b.MLP.SpectralNorms()
+	if b.VNorm != nil {
+		sn = append([]*SpectralNorm{b.VNorm, b.ONorm}, sn...)
+	}
+	return sn
+}

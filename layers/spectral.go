@@ -1,0 +1,141 @@
+package layers
+
+import (
+	"math"
+	"math/rand/v2"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"lipformer/lipschitz"
+	"lipformer/ops"
+)
+
+// initPowerIterations is how many power-iteration steps a new spectral normalisation
+// runs, so that sigma is close to ||W||_2 from the first training step on.
+const initPowerIterations = 50
+
+// SpectralNorm is the spectral normalisation of a weight W (In, Out): persistent
+// power-iteration vectors u (In) and v (Out) whose sigma = u^T W v estimates ||W||_2.
+// Iterate refreshes them outside any graph (once per training step, more before an
+// inversion); Weight adds c W / sigma to a graph, differentiable in W with u and v held
+// fixed. The vectors are buffers: saved in checkpoints, never trained.
+type SpectralNorm struct {
+	W *Param
+	U *Buffer // (In), unit
+	V *Buffer // (Out), unit
+}
+
+// NewSpectralNorm normalises w, starting from random unit vectors drawn from rng and
+// refined by initPowerIterations steps.
+func NewSpectralNorm(w *Param, rng *rand.Rand) *SpectralNorm {
+	s := w.Value.Shape()
+	sn := &SpectralNorm{W: w, U: newBuffer(w.Name+".sn_u", w.Value.Dtype(), s[0]), V: newBuffer(w.Name+".sn_v", w.Value.Dtype(), s[1])}
+	for _, b := range []*Buffer{sn.U, sn.V} {
+		v := make([]float64, b.Value.Shape()[0])
+		for i := range v {
+			v[i] = rng.NormFloat64()
+		}
+		b.setFloat64s(unit(v))
+	}
+	sn.Iterate(initPowerIterations)
+	return sn
+}
+
+// Iterate runs n steps of power iteration on W: u = W v / ||W v||, then v = W^T u /
+// ||W^T u||, after which sigma = ||W^T u|| > 0. A zero W leaves the vectors unchanged.
+func (s *SpectralNorm) Iterate(n int) {
+	w, u, v := s.W.Float64s(), s.U.Float64s(), s.V.Float64s()
+	cols := len(v)
+	for range n {
+		wv := make([]float64, len(u)) // W v
+		for i := range wv {
+			for j, vj := range v {
+				wv[i] += w[i*cols+j] * vj
+			}
+		}
+		if norm(wv) == 0 {
+			break
+		}
+		u = unit(wv)
+		wtu := make([]float64, cols) // W^T u, nonzero since u^T W v = ||W v|| > 0
+		for i, ui := range u {
+			for j := range wtu {
+				wtu[j] += w[i*cols+j] * ui
+			}
+		}
+		v = unit(wtu)
+	}
+	s.U.setFloat64s(u)
+	s.V.setFloat64s(v)
+}
+
+// Sigma is the current estimate u^T W v of ||W||_2. It never exceeds ||W||_2.
+func (s *SpectralNorm) Sigma() float64 {
+	w, u, v := s.W.Float64s(), s.U.Float64s(), s.V.Float64s()
+	var sum float64
+	for i, ui := range u {
+		for j, vj := range v {
+			sum += ui * w[i*len(v)+j] * vj
+		}
+	}
+	return sum
+}
+
+// Lipschitz2 is ||W||_2 / sigma, with ||W||_2 exact (SVD): the spectral norm of W / sigma,
+// 1 when the vectors have converged to W's top singular pair and more before.
+func (s *SpectralNorm) Lipschitz2() float64 { return lipschitz.Norm2(denseOf(s.W)) / s.Sigma() }
+
+// Weight adds c W / sigma (In, Out) to g.
+func (s *SpectralNorm) Weight(g *Graph, c float64) (*G.Node, error) {
+	return ops.SpectralNormalize(g.Node(s.W), g.BufferNode(s.U), g.BufferNode(s.V), c)
+}
+
+// Buffers returns u and v.
+func (s *SpectralNorm) Buffers() []*Buffer { return []*Buffer{s.U, s.V} }
+
+// SpectralLinear is y = x W c / sigma + b: a Linear whose weight is spectrally normalised
+// and scaled by C. Its 2-norm Lipschitz constant on a row is C ||W||_2 / sigma, about C.
+type SpectralLinear struct {
+	*Linear
+	SN *SpectralNorm
+	C  float64
+}
+
+// NewSpectralLinear makes a spectrally normalised Linear with weights drawn from
+// N(0, std^2) and a zero bias.
+func NewSpectralLinear(name string, in, out int, c, std float64, dt tensor.Dtype, rng *rand.Rand) *SpectralLinear {
+	l := NewLinear(name, in, out, true, std, dt, rng)
+	return &SpectralLinear{Linear: l, SN: NewSpectralNorm(l.W, rng), C: c}
+}
+
+// Forward maps x (N, In) to (N, Out).
+func (l *SpectralLinear) Forward(g *Graph, x *G.Node) (*G.Node, error) {
+	w, err := l.SN.Weight(g, l.C) // (In, Out)
+	if err != nil {
+		return nil, err
+	}
+	return l.apply(g, x, w)
+}
+
+// Lipschitz2 is C ||W||_2 / sigma, the exact 2-norm Lipschitz constant on one row.
+func (l *SpectralLinear) Lipschitz2() float64 { return l.C * l.SN.Lipschitz2() }
+
+// unit returns x / ||x||.
+func unit(x []float64) []float64 {
+	n := norm(x)
+	out := make([]float64, len(x))
+	for i, v := range x {
+		out[i] = v / n
+	}
+	return out
+}
+
+// norm is the Euclidean norm of x.
+func norm(x []float64) float64 {
+	var s float64
+	for _, v := range x {
+		s += v * v
+	}
+	return math.Sqrt(s)
+}
