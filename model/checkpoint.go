@@ -29,8 +29,9 @@ type Checkpoint struct {
 	Meta  map[string]string    // all metadata, including the config and vocabulary
 }
 
-// Save writes the model with its vocabulary, extra tensors and metadata to path
-// atomically: a crash leaves the previous file or the new one, never half of one.
+// Save writes the model (parameters and buffers) with its vocabulary, extra tensors and
+// metadata to path atomically: a crash leaves the previous file or the new one, never half
+// of one.
 func (m *Model) Save(path string, vocab []byte, extra []safetensors.Tensor, meta map[string]string) error {
 	if len(vocab) != m.Cfg.Vocab {
 		return fmt.Errorf("save %s: vocabulary of %d bytes for a model of %d tokens", path, len(vocab), m.Cfg.Vocab)
@@ -51,12 +52,31 @@ func (m *Model) Save(path string, vocab []byte, extra []safetensors.Tensor, meta
 	for k, v := range meta {
 		all[k] = v
 	}
-	ts := make([]safetensors.Tensor, 0, len(extra)+len(m.Params()))
-	for _, p := range m.Params() {
-		ts = append(ts, tensorOf(p.Name, p.Value))
+	stored := m.stored()
+	ts := make([]safetensors.Tensor, 0, len(extra)+len(stored))
+	for _, s := range stored {
+		ts = append(ts, tensorOf(s.name, s.value))
 	}
 	ts = append(ts, extra...)
 	return safetensors.WriteFile(path, ts, all)
+}
+
+// storedTensor is a named tensor of the model that checkpoints hold.
+type storedTensor struct {
+	name  string
+	value *tensor.Dense
+}
+
+// stored lists the parameters and then the buffers, in checkpoint order.
+func (m *Model) stored() []storedTensor {
+	var s []storedTensor
+	for _, p := range m.Params() {
+		s = append(s, storedTensor{p.Name, p.Value})
+	}
+	for _, b := range m.Buffers() {
+		s = append(s, storedTensor{b.Name, b.Value})
+	}
+	return s
 }
 
 // tensorOf views a dense tensor as a safetensors tensor, without copying.
@@ -102,15 +122,15 @@ func Load(path string) (*Model, *Checkpoint, error) {
 	for _, t := range ts {
 		byName[t.Name] = t
 	}
-	for _, p := range m.Params() {
-		t, ok := byName[p.Name]
+	for _, s := range m.stored() {
+		t, ok := byName[s.name]
 		if !ok {
-			return nil, nil, fmt.Errorf("load %s: parameter %s is missing", path, p.Name)
+			return nil, nil, fmt.Errorf("load %s: tensor %s of the model is missing", path, s.name)
 		}
-		if err := copyInto(p.Value, t); err != nil {
+		if err := copyInto(s.value, t); err != nil {
 			return nil, nil, fmt.Errorf("load %s: %w", path, err)
 		}
-		delete(byName, p.Name)
+		delete(byName, s.name)
 	}
 	ck := &Checkpoint{Vocab: vocab, Meta: meta}
 	for _, t := range ts {
@@ -124,7 +144,7 @@ func Load(path string) (*Model, *Checkpoint, error) {
 // copyInto copies a stored tensor into a parameter of the same shape and dtype.
 func copyInto(dst *tensor.Dense, t safetensors.Tensor) error {
 	if !slices.Equal(t.Shape, []int(dst.Shape())) {
-		return fmt.Errorf("parameter %s has shape %v, the model wants %v", t.Name, t.Shape, dst.Shape())
+		return fmt.Errorf("tensor %s has shape %v, the model wants %v", t.Name, t.Shape, dst.Shape())
 	}
 	switch v := dst.Data().(type) {
 	case []float32:

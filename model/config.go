@@ -13,8 +13,9 @@ import (
 	"lipformer/ops"
 )
 
-// Architectures lists the values of Config.Arch (SPEC section 4).
-var Architectures = []string{"dp", "l2", "l2-untied", "contractive-l2"}
+// Architectures lists the values of Config.Arch (SPEC section 4). The invertible ones are
+// built of layers.InvertibleBlock (SPEC section 3); invertible-dp is the negative control.
+var Architectures = []string{"dp", "l2", "l2-untied", "contractive-l2", "invertible-l2", "invertible-dp"}
 
 // Config describes a model. It is saved inside every checkpoint, so evaluation, sampling
 // and resuming need no flags to rebuild the model.
@@ -27,8 +28,8 @@ type Config struct {
 	Context int     `json:"context"` // T, the longest sequence, and the number of learned positions
 	Vocab   int     `json:"vocab"`   // V, distinct bytes of the corpus
 	Dropout float64 `json:"dropout"` // on residual branches, training only
-	Norm    string  `json:"norm"`    // LayerNorm placement: pre, post or none
-	LipC    float64 `json:"lip_c"`   // Lipschitz coefficient c of contractive attention
+	Norm    string  `json:"norm"`    // LayerNorm placement: pre, post or none (always none for invertible archs)
+	LipC    float64 `json:"lip_c"`   // Lipschitz coefficient c of contractive attention and invertible branches
 	Dtype   string  `json:"dtype"`   // float32 or float64
 	Std     float64 `json:"init_std"`
 }
@@ -69,6 +70,12 @@ func (c Config) Validate() error {
 	if c.Arch == "contractive-l2" && !(c.LipC > 0) {
 		bad("lip_c %g, want > 0 for contractive attention", c.LipC)
 	}
+	if c.invertible() && !(c.LipC > 0 && c.LipC < 1) {
+		bad("lip_c %g, want 0 < c < 1 for an invertible architecture", c.LipC)
+	}
+	if c.invertible() && c.Norm == string(layers.PostLN) {
+		bad("norm post: an invertible architecture has no LayerNorm in its blocks (want none; pre is taken as none)")
+	}
 	if _, err := c.dtype(); err != nil {
 		bad("%v", err)
 	}
@@ -94,13 +101,18 @@ func (c Config) attentionKind() (ops.AttentionKind, error) {
 	switch c.Arch {
 	case "dp":
 		return ops.DotProduct, nil
-	case "l2", "contractive-l2":
+	case "l2", "contractive-l2", "invertible-l2":
 		return ops.L2, nil
 	case "l2-untied":
 		return ops.L2Untied, nil
+	case "invertible-dp":
+		return ops.DotProduct, nil
 	}
 	return 0, fmt.Errorf("arch %q, want one of %s", c.Arch, strings.Join(Architectures, ", "))
 }
+
+// invertible reports whether the architecture is built of invertible blocks.
+func (c Config) invertible() bool { return strings.HasPrefix(c.Arch, "invertible-") }
 
 // dtype maps the Dtype name to a tensor dtype.
 func (c Config) dtype() (tensor.Dtype, error) {

@@ -16,15 +16,20 @@ type Model struct {
 	Tok    *layers.Embedding // (V, D)
 	Pos    *layers.Embedding // (T, D)
 	Blocks []*layers.Block
-	LNf    *layers.LayerNorm // final LayerNorm
-	Head   *layers.Linear    // (D, V), no bias
+	Inv    []*layers.InvertibleBlock // the blocks of invertible architectures, instead of Blocks
+	LNf    *layers.LayerNorm         // final LayerNorm
+	Head   *layers.Linear            // (D, V), no bias
 }
 
 // New builds a model with weights initialised from seed as in GPT-2: N(0, std^2), the
 // residual projections scaled by 1/sqrt(2 layers), zero biases, unit LayerNorm gains.
+// An invertible architecture has no LayerNorm in its blocks: its config's Norm becomes none.
 func New(cfg Config, seed uint64) (*Model, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if cfg.invertible() {
+		cfg.Norm = string(layers.NoLN)
 	}
 	dt, _ := cfg.dtype()
 	kind, _ := cfg.attentionKind()
@@ -39,7 +44,16 @@ func New(cfg Config, seed uint64) (*Model, error) {
 	bc := layers.BlockConfig{Width: cfg.Width, Heads: cfg.Heads, Hidden: cfg.hidden(), Kind: kind, Norm: norm,
 		Causal: true, Dropout: cfg.Dropout, Std: cfg.Std, Layers: cfg.Layers, LipC: cfg.contraction(), Context: cfg.Context}
 	for i := 0; i < cfg.Layers; i++ {
-		b, err := layers.NewBlock(fmt.Sprintf("h%d", i), bc, dt, rng)
+		name := fmt.Sprintf("h%d", i)
+		if cfg.invertible() {
+			b, err := layers.NewInvertibleBlock(name, bc, dt, rng)
+			if err != nil {
+				return nil, err
+			}
+			m.Inv = append(m.Inv, b)
+			continue
+		}
+		b, err := layers.NewBlock(name, bc, dt, rng)
 		if err != nil {
 			return nil, err
 		}
@@ -49,9 +63,10 @@ func New(cfg Config, seed uint64) (*Model, error) {
 	return m, nil
 }
 
-// contraction is the coefficient c of contractive attention, or 0 for plain attention.
+// contraction is the coefficient c of contractive attention or invertible blocks, or 0 for
+// plain attention.
 func (c Config) contraction() float64 {
-	if c.Arch == "contractive-l2" {
+	if c.Arch == "contractive-l2" || c.invertible() {
 		return c.LipC
 	}
 	return 0
@@ -61,6 +76,9 @@ func (c Config) contraction() float64 {
 func (m *Model) Params() []*layers.Param {
 	ps := []*layers.Param{m.Tok.W, m.Pos.W}
 	for _, b := range m.Blocks {
+		ps = append(ps, b.Params()...)
+	}
+	for _, b := range m.Inv {
 		ps = append(ps, b.Params()...)
 	}
 	return append(ps, m.LNf.Gain, m.LNf.Bias, m.Head.W)
@@ -90,6 +108,11 @@ func (m *Model) logits(g *layers.Graph, ids *G.Node) (*G.Node, error) {
 		return nil, err
 	}
 	for _, b := range m.Blocks {
+		if x, err = b.Forward(g, x); err != nil {
+			return nil, err
+		}
+	}
+	for _, b := range m.Inv {
 		if x, err = b.Forward(g, x); err != nil {
 			return nil, err
 		}

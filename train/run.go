@@ -237,11 +237,13 @@ func (t *trainer[T]) restore(ck *model.Checkpoint) (int, error) {
 }
 
 // step runs one optimisation step's forward and backward pass on batch number step and
-// clips the gradient. It returns the loss and the gradient norm before clipping.
+// clips the gradient. It returns the loss and the gradient norm before clipping. A step of
+// power iteration refreshes the spectral normalisations first (held fixed within the step).
 func (t *trainer[T]) step(s *data.Sampler[uint8], step int) (float64, float64, error) {
 	if err := s.Batch(step, t.prog.Inputs, t.prog.Targets); err != nil {
 		return 0, 0, err
 	}
+	t.Model.PowerIterate(1)
 	t.prog.Resample(t.Opt.Seed, step)
 	if err := t.prog.Run(); err != nil {
 		return 0, 0, fmt.Errorf("step %d: %w", step, err)

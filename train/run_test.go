@@ -97,8 +97,14 @@ func mean(rows []TrainRow) float64 {
 }
 
 // TestExactResume: N steps, stop, resume, M more steps gives the same losses as N+M steps
-// in one run, with dropout on.
+// in one run, with dropout on; for invertible-l2 the power-iteration vectors are resumed too.
 func TestExactResume(t *testing.T) {
+	for _, arch := range []string{"l2", "invertible-l2"} {
+		t.Run(arch, func(t *testing.T) { testExactResume(t, arch) })
+	}
+}
+
+func testExactResume(t *testing.T, arch string) {
 	c := smallCorpus(t)
 	run := func(out string, steps int, resume bool) []TrainRow {
 		o := smallOptions(steps)
@@ -110,7 +116,7 @@ func TestExactResume(t *testing.T) {
 				t.Fatal(err)
 			}
 		} else {
-			cfg := smallModel(t, c, "l2", "float64", 3).Cfg
+			cfg := smallModel(t, c, arch, "float64", 3).Cfg
 			cfg.Dropout = 0.1
 			var err error
 			if r.Model, err = model.New(cfg, 3); err != nil {

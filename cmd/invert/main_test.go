@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"lipformer/data"
+	"lipformer/model"
+	"lipformer/train"
+)
+
+// checkpoint trains a tiny model of the architecture for 3 steps on a small corpus file and
+// returns its run directory.
+func checkpoint(t *testing.T, arch string) string {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "text.txt")
+	if err := os.WriteFile(path, []byte(strings.Repeat("It was the best of times, it was the worst of times. ", 40)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := data.Load(context.Background(), path, data.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := model.New(model.Config{Arch: arch, Layers: 1, Heads: 2, Width: 8, Context: 8, Vocab: c.Vocab.Size(), Norm: "none",
+		LipC: 0.9, Dtype: "float32", Std: 0.3}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := train.DefaultOptions()
+	o.Data, o.Steps, o.Batch, o.Warmup, o.EvalEvery, o.EvalBytes = path, 3, 2, 0, 3, 100
+	out := filepath.Join(dir, "run")
+	r := &train.Run{Model: m, Corpus: c, Opt: o, Out: out, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if _, err := r.Train(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// records parses -json output.
+func records(t *testing.T, out []byte) []record {
+	t.Helper()
+	var rs []record
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		var r struct {
+			record
+			Lipschitz any `json:"lipschitz"`
+			Step      any `json:"final_step"`
+			Error     any `json:"reconstruction_error"`
+			Rate      any `json:"contraction_rate"`
+			InputNorm any `json:"input_norm"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("line %q: %v", sc.Text(), err)
+		}
+		rs = append(rs, r.record)
+	}
+	return rs
+}
+
+// TestInvertibleL2Inverts: every sub-block of a trained invertible-l2 checkpoint inverts
+// the data windows (as a stack) and the adversarial and random inputs; -json writes one
+// object per sub-block and input, -plot a figure, and the exit status is 0. With an
+// iteration cap of 2 the certified sub-blocks fail and the status is not 0.
+func TestInvertibleL2Inverts(t *testing.T) {
+	run1 := checkpoint(t, "invertible-l2")
+	plotPath := filepath.Join(t.TempDir(), "inv.png")
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"-ckpt", run1, "-batch", "2", "-spread", "1,100", "-json", "-plot", plotPath}, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	rs := records(t, stdout.Bytes())
+	if len(rs) != 2*(1+2*2) {
+		t.Fatalf("%d records, want 2 sub-blocks x (data + 2 kinds x 2 spreads) = 10", len(rs))
+	}
+	for _, r := range rs {
+		if !r.Converged || r.Failed || !r.Certified || r.Arch != "invertible-l2" {
+			t.Errorf("record %+v: want a certified, converged inversion", r)
+		}
+	}
+	if !strings.Contains(stderr.String(), "all 10 inversions converged") {
+		t.Errorf("summary: %s", stderr.String())
+	}
+	if st, err := os.Stat(plotPath); err != nil || st.Size() == 0 {
+		t.Errorf("plot: %v", err)
+	}
+	stdout.Reset()
+	stderr.Reset()
+	err := run(context.Background(), []string{"-ckpt", run1, "-batch", "2", "-spread", "1", "-max-iter", "2", "-tol", "1e-14"}, &stdout, &stderr)
+	if err == nil || !strings.Contains(stdout.String(), "a bug") {
+		t.Errorf("2 iterations: error %v, output %s; want a failure of the certified sub-blocks", err, stdout.String())
+	}
+}
+
+// TestDPControlFailsExpectedly: the invertible-dp control fails on the adversarial inputs
+// at a large spread, only in its uncertified attention, and the exit status is 0.
+func TestDPControlFailsExpectedly(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"-ckpt", checkpoint(t, "invertible-dp"), "-batch", "2", "-spread", "1,1000"}, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	out := stdout.String()
+	t.Log(out)
+	if !strings.Contains(out, "the expected finding") || !strings.Contains(out, "h0.attn on adversarial 1000") || strings.Contains(out, "h0.mlp on") {
+		t.Errorf("summary does not report the control's attention failing at spread 1000 alone:\n%s", out)
+	}
+	if !strings.Contains(stderr.String(), "did not converge") {
+		t.Errorf("no warning logged:\n%s", stderr.String())
+	}
+}
+
+func TestBadFlagsGiveClearErrors(t *testing.T) {
+	dp := filepath.Join(t.TempDir(), "dp.safetensors")
+	m, err := model.New(model.Config{Arch: "dp", Layers: 1, Heads: 1, Width: 4, Context: 4, Vocab: 3, Norm: "pre", Dtype: "float32", Std: 0.02}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Save(dp, []byte("abc"), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "-ckpt is required"},
+		{[]string{"-ckpt", filepath.Join(t.TempDir(), "missing")}, "missing"},
+		{[]string{"-ckpt", dp}, "not invertible"},
+		{[]string{"-ckpt", dp, "-spread", "1,x"}, "-spread"},
+		{[]string{"-ckpt", dp, "-spread", "-1"}, "-spread"},
+		{[]string{"-ckpt", dp, "-split", "train"}, "-split"},
+		{[]string{"-ckpt", dp, "-tol", "0"}, "-tol"},
+		{[]string{"-ckpt", dp, "-max-iter", "0"}, "-max-iter"},
+		{[]string{"-ckpt", dp, "-plot", "x.gif"}, "-plot"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if err := run(context.Background(), c.args, &stdout, &stderr); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want one mentioning %q", c.args, err, c.want)
+		}
+	}
+}

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"lipformer/internal/atomicfile"
+)
+
+// errorFloor is where reconstruction errors of 0 (or below) are drawn on the log scale.
+const errorFloor = 1e-17
+
+// plotFormat is the image format of a -plot path, from its extension.
+func plotFormat(path string) (string, error) {
+	switch ext := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), "."); ext {
+	case "png", "svg", "pdf":
+		return ext, nil
+	}
+	return "", fmt.Errorf("-plot %s: want a .png, .svg or .pdf file", path)
+}
+
+// writePlot draws, in one panel per input, the reconstruction error of every sub-block
+// against the iteration on a log scale, and writes the figure atomically.
+func writePlot(path string, e *experiment, records []record) error {
+	format, err := plotFormat(path)
+	if err != nil {
+		return err
+	}
+	var names []string
+	panels := map[string][]record{}
+	for _, r := range records {
+		n := inputName(r)
+		if _, ok := panels[n]; !ok {
+			names = append(names, n)
+		}
+		panels[n] = append(panels[n], r)
+	}
+	cols := min(3, len(names))
+	rows := (len(names) + cols - 1) / cols
+	grid := make([][]*plot.Plot, rows)
+	for i := range grid {
+		grid[i] = make([]*plot.Plot, cols)
+	}
+	for i, n := range names {
+		p, err := panel(fmt.Sprintf("%s: %s", e.model.Cfg.Arch, n), panels[n], i == 0)
+		if err != nil {
+			return fmt.Errorf("-plot: %w", err)
+		}
+		grid[i/cols][i%cols] = p
+	}
+	w, h := vg.Length(cols)*4*vg.Inch, vg.Length(rows)*3*vg.Inch
+	c, err := draw.NewFormattedCanvas(w, h, format)
+	if err != nil {
+		return fmt.Errorf("-plot: %w", err)
+	}
+	canvases := plot.Align(grid, draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Millimeter, PadY: vg.Millimeter}, draw.New(c))
+	for i := range grid {
+		for j, p := range grid[i] {
+			if p != nil {
+				p.Draw(canvases[i][j])
+			}
+		}
+	}
+	return atomicfile.Write(path, func(w io.Writer) error {
+		_, err := c.WriteTo(w)
+		return err
+	})
+}
+
+// panel is one input's plot: a line per sub-block, up to its first non-finite error. The
+// sub-blocks have the same colours in every panel; the first one holds the legend.
+func panel(title string, records []record, legend bool) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "iteration"
+	p.Y.Label.Text = "reconstruction error"
+	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: 1}
+	p.Legend.Top = true
+	p.Legend.TextStyle.Font.Size = vg.Points(7)
+	for i, r := range records {
+		var pts plotter.XYs
+		for k, v := range r.Errors {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				break
+			}
+			pts = append(pts, plotter.XY{X: float64(k + 1), Y: math.Max(v, errorFloor)})
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		line, err := plotter.NewLine(pts)
+		if err != nil {
+			return nil, err
+		}
+		line.Color = plotutil.Color(i)
+		line.Dashes = plotutil.Dashes(i / 7)
+		p.Add(line)
+		if legend {
+			p.Legend.Add(r.Block, line)
+		}
+	}
+	return p, nil
+}

@@ -1,0 +1,87 @@
+package flow
+
+import (
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"lipformer/layers"
+	"lipformer/model"
+)
+
+// Shapes of the test models: B sequences of T tokens of width D.
+const (
+	testBatch = 2
+	testT     = 8
+	testD     = 8
+	testC     = 0.9
+)
+
+// testStack is a float64 model of the architecture with random weights (seeded), its
+// power iterations run to convergence, compiled as a stack.
+func testStack(t *testing.T, arch string, seed uint64) (*model.Model, *Stack) {
+	t.Helper()
+	cfg := model.Config{Arch: arch, Layers: 2, Heads: 2, Width: testD, Context: testT, Vocab: 7, Norm: "none",
+		LipC: testC, Dtype: "float64", Std: 0.3}
+	m, err := model.New(cfg, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.PowerIterate(500)
+	st, err := NewStack(m, testBatch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	return m, st
+}
+
+// input is the test input of a kind (random or adversarial) at a spread.
+func input(kind string, spread float64, seed uint64) []float64 {
+	if kind == "adversarial" {
+		return Adversarial(testBatch, testT, testD, spread, seed)
+	}
+	return Random(testBatch, testT, testD, spread, seed)
+}
+
+// exactJacobian returns the (T*D, T*D) Jacobian of a sub-block's branch at one sequence x
+// (T*D values) in one run, by the trick of layers/attention_test.go: the batch holds T*D
+// copies of x and copy k's output is weighted by the k-th unit vector, so the gradient of
+// copy k of the input is row k of the Jacobian.
+func exactJacobian(t *testing.T, s *SubBlock, x []float64) *mat.Dense {
+	t.Helper()
+	nd := s.SeqLen * s.Width
+	g, err := layers.NewGraph(tensor.Float64, nd, s.SeqLen, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copies := make([]float64, nd*nd)
+	sel := make([]float64, nd*nd) // copy k selects output element k
+	for k := range nd {
+		copy(copies[k*nd:(k+1)*nd], x)
+		sel[k*nd+k] = 1
+	}
+	xn := G.NodeFromAny(g.G, tensor.New(tensor.WithShape(nd*s.SeqLen, s.Width), tensor.WithBacking(copies)), G.WithName("x"))
+	y, err := s.branch(g, xn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := G.NodeFromAny(g.G, tensor.New(tensor.WithShape(nd*s.SeqLen, s.Width), tensor.WithBacking(sel)), G.WithName("sel"))
+	grads, err := G.Grad(G.Must(G.Sum(G.Must(G.HadamardProd(y, r)))), xn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var grad G.Value
+	G.Read(grads[0], &grad)
+	m := G.NewTapeMachine(g.G)
+	defer m.Close()
+	if err := m.RunAll(); err != nil {
+		t.Fatal(err)
+	}
+	return mat.NewDense(nd, nd, append([]float64(nil), grad.Data().([]float64)...))
+}
+
+// firstSequence is sequence 0 of a batch.
+func firstSequence(x []float64) []float64 { return x[:testT*testD] }

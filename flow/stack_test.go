@@ -1,0 +1,94 @@
+package flow
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"lipformer/internal/ref"
+	"lipformer/model"
+)
+
+// TestStackIsTheModel: the embeddings run through the stack, then the final LayerNorm and
+// the head in plain Go, give the logits of the model's own sampling program.
+func TestStackIsTheModel(t *testing.T) {
+	for _, arch := range []string{"invertible-l2", "invertible-dp"} {
+		m, st := testStack(t, arch, 8)
+		ids := randomIDs(m, 9)
+		x, err := Embed(m, ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		states, err := st.Forward(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := m.NewProgram(model.Sample, testBatch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		copy(p.Inputs, ids)
+		if err := p.Run(); err != nil {
+			t.Fatal(err)
+		}
+		out := states[len(states)-1]
+		rows := make([][]float64, len(ids))
+		for r := range rows {
+			rows[r] = out[r*testD : (r+1)*testD]
+		}
+		h, err := ref.LayerNorm(rows, m.LNf.Gain.Float64s(), m.LNf.Bias.Float64s(), m.LNf.Eps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logits, err := ref.Linear(h, mat.NewDense(testD, m.Cfg.Vocab, m.Head.W.Float64s()), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r := range logits {
+			for k, want := range logits[r] {
+				if got := p.Logits(r)[k]; math.Abs(got-want) > 1e-12 {
+					t.Fatalf("%s: logit [%d,%d] %.15g from the stack, %.15g from the model", arch, r, k, want, got)
+				}
+			}
+		}
+	}
+}
+
+// TestStackInverts: the stack's output on embedded tokens is inverted, last sub-block
+// first, back to the embeddings, and every sub-block's input is reconstructed.
+func TestStackInverts(t *testing.T) {
+	m, st := testStack(t, "invertible-l2", 8)
+	x, err := Embed(m, randomIDs(m, 10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	states, err := st.Forward(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	xhat, results, err := st.Invert(states[len(states)-1], states, Options{Tol: 1e-12, MaxIter: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range results {
+		if r.Block != st.Subs[i].Name || !r.Converged || r.Error > 1e-9 {
+			t.Errorf("sub-block %d: %s converged %t, error %.3g", i, r.Block, r.Converged, r.Error)
+		}
+	}
+	if e := SeqInf.Dist(xhat, x, testD); e > 1e-9 {
+		t.Errorf("embeddings reconstructed to %.3g", e)
+	}
+}
+
+// randomIDs is a batch of random token windows.
+func randomIDs(m *model.Model, seed uint64) []int {
+	r := rand.New(rand.NewPCG(seed, 1))
+	ids := make([]int, testBatch*testT)
+	for i := range ids {
+		ids[i] = r.IntN(m.Cfg.Vocab)
+	}
+	return ids
+}

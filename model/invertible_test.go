@@ -1,0 +1,134 @@
+package model
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"lipformer/safetensors"
+)
+
+// TestCheckpointKeepsPowerIterationVectors: the u and v of every spectral normalisation
+// are saved and restored exactly, so a loaded model computes the same function; a
+// checkpoint without them is refused, naming the missing vector.
+func TestCheckpointKeepsPowerIterationVectors(t *testing.T) {
+	for _, arch := range []string{"invertible-l2", "invertible-dp"} {
+		m, err := New(tiny(arch), 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bufs := m.Buffers()
+		if len(bufs) == 0 {
+			t.Fatalf("%s: no power-iteration vectors", arch)
+		}
+		for i, b := range bufs { // vectors that a fresh model would not have
+			v := b.Value.Data().([]float64)
+			v[i%len(v)] += 0.25
+		}
+		path := filepath.Join(t.TempDir(), "ckpt.safetensors")
+		if err := m.Save(path, []byte("abcdefg"), nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		m2, ck, err := Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ck.Extra) != 0 {
+			t.Errorf("%s: buffers came back as extra tensors: %v", arch, ck.Extra)
+		}
+		for i, b := range m2.Buffers() {
+			if b.Name != bufs[i].Name || !slices.Equal(b.Float64s(), bufs[i].Float64s()) {
+				t.Fatalf("%s: buffer %s = %v after loading, want %s = %v", arch, b.Name, b.Float64s(), bufs[i].Name, bufs[i].Float64s())
+			}
+		}
+		a, b := mustProgram(t, m, Eval, 2), mustProgram(t, m2, Eval, 2)
+		fill(a, 3, 7)
+		copy(b.Inputs, a.Inputs)
+		copy(b.Targets, a.Targets)
+		if err := a.Run(); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Run(); err != nil {
+			t.Fatal(err)
+		}
+		if a.Loss() != b.Loss() {
+			t.Errorf("%s: loss %v before saving, %v after loading", arch, a.Loss(), b.Loss())
+		}
+		ts, meta, err := safetensors.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept := slices.DeleteFunc(ts, func(x safetensors.Tensor) bool { return x.Name == bufs[0].Name })
+		if err := safetensors.WriteFile(path, kept, meta); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := Load(path); err == nil || !strings.Contains(err.Error(), bufs[0].Name) {
+			t.Errorf("%s: checkpoint without %s: %v, want an error naming it", arch, bufs[0].Name, err)
+		}
+	}
+}
+
+func TestInvertibleConfig(t *testing.T) {
+	m, err := New(tiny("invertible-l2"), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Cfg.Norm != "none" || len(m.Blocks) != 0 || len(m.Inv) != 2 {
+		t.Errorf("invertible model: norm %q, %d plain and %d invertible blocks; want none, 0 and 2", m.Cfg.Norm, len(m.Blocks), len(m.Inv))
+	}
+	for _, c := range []struct {
+		mod  func(*Config)
+		want string
+	}{
+		{func(c *Config) { c.LipC = 1 }, "lip_c"},
+		{func(c *Config) { c.LipC = 0 }, "lip_c"},
+		{func(c *Config) { c.Norm = "post" }, "norm post"},
+	} {
+		cfg := tiny("invertible-dp")
+		c.mod(&cfg)
+		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: error %v, want one naming %q", cfg, err, c.want)
+		}
+	}
+}
+
+// TestWithDtype: a float32 invertible model converted to float64 holds the same values,
+// buffers included, and computes the same loss up to float32 rounding.
+func TestWithDtype(t *testing.T) {
+	cfg := tiny("invertible-l2")
+	cfg.Dtype = "float32"
+	m, err := New(cfg, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m64, err := m.WithDtype("float64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m64.Cfg.Dtype != "float64" {
+		t.Fatalf("dtype %s after conversion", m64.Cfg.Dtype)
+	}
+	a, b := m.stored(), m64.stored()
+	for i := range a {
+		av, bv := a[i].value.Data().([]float32), b[i].value.Data().([]float64)
+		for j := range av {
+			if float64(av[j]) != bv[j] {
+				t.Fatalf("%s[%d]: %v became %v", a[i].name, j, av[j], bv[j])
+			}
+		}
+	}
+	p32, p64 := mustProgram(t, m, Eval, 2), mustProgram(t, m64, Eval, 2)
+	fill(p32, 1, 7)
+	copy(p64.Inputs, p32.Inputs)
+	copy(p64.Targets, p32.Targets)
+	if err := p32.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p64.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if d := p32.Loss() - p64.Loss(); d > 1e-5 || d < -1e-5 {
+		t.Errorf("loss %v in float32, %v in float64", p32.Loss(), p64.Loss())
+	}
+}
