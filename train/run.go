@@ -74,6 +74,7 @@ type trainer[T Float] struct {
 	adam       *Adam[T]
 	best       bestVal
 	stab       *Stability
+	before     time.Duration // training time of the sessions before a resume
 }
 
 // bestVal is the best periodic validation so far.
@@ -111,7 +112,7 @@ func train[T Float](ctx context.Context, r *Run) (*Summary, error) {
 	sum := &Summary{Model: r.Model.Cfg, Options: r.Opt, Corpus: r.Corpus.Name, Params: r.Model.NumParams(), BestStep: -1,
 		EvalProtocol: "bits per byte over every byte of the split but its first, in consecutive non-overlapping windows of the context length"}
 	bar := newBar(r.Progress, r.Opt.Steps, start)
-	began := time.Now()
+	began := time.Now().Add(-t.before) // elapsed times continue across resumes
 	tokens := r.Opt.Batch * r.Model.Cfg.Context
 	step := start
 	for ; step < r.Opt.Steps; step++ {
@@ -154,7 +155,7 @@ func train[T Float](ctx context.Context, r *Run) (*Summary, error) {
 	}
 	bar.Finish()
 	sum.Steps, sum.Seconds = step, time.Since(began).Seconds()
-	sum.TokensPerS = float64((step-start)*tokens) / sum.Seconds
+	sum.TokensPerS = float64((step-start)*tokens) / (sum.Seconds - t.before.Seconds())
 	if !sum.Interrupted {
 		if err := t.validate(step, valTok, metrics, began); err != nil {
 			return nil, err
@@ -226,6 +227,7 @@ func (t *trainer[T]) restore(ck *model.Checkpoint) (int, error) {
 		if row.Step < start {
 			t.stab.Observe(row.Step, row.Loss, row.GradNorm)
 			kept.Train = append(kept.Train, row)
+			t.before = time.Duration(row.ElapsedS * float64(time.Second))
 		}
 	}
 	for _, row := range m.Eval {

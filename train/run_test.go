@@ -207,3 +207,37 @@ func TestOptionsErrorsNameTheOption(t *testing.T) {
 		}
 	}
 }
+
+// TestElapsedTimeContinuesAcrossResume: a resumed run's elapsed times and summary count the
+// time of the sessions before it.
+func TestElapsedTimeContinuesAcrossResume(t *testing.T) {
+	c := smallCorpus(t)
+	out := t.TempDir()
+	o := smallOptions(8)
+	o.Schedule, o.Warmup = "constant", 0
+	first := &Run{Model: smallModel(t, c, "dp", "float32", 1), Corpus: c, Opt: o, Out: out, Log: quiet()}
+	if _, err := first.Train(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	m, ck, err := model.Load(filepath.Join(out, LatestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Steps = 12
+	sum, err := (&Run{Model: m, Resume: ck, Corpus: c, Opt: o, Out: out, Log: quiet()}).Train(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := ReadMetrics(filepath.Join(out, MetricsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i < len(rows.Train); i++ {
+		if rows.Train[i].ElapsedS < rows.Train[i-1].ElapsedS {
+			t.Fatalf("elapsed time goes back at step %d: %v after %v", i, rows.Train[i].ElapsedS, rows.Train[i-1].ElapsedS)
+		}
+	}
+	if sum.Seconds < rows.Train[7].ElapsedS {
+		t.Errorf("summary seconds %v below the first session's %v", sum.Seconds, rows.Train[7].ElapsedS)
+	}
+}

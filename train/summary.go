@@ -18,9 +18,9 @@ type Summary struct {
 	Options      Options          `json:"options"`
 	Corpus       string           `json:"corpus"`
 	Params       int              `json:"params"`
-	Steps        int              `json:"steps"` // steps completed
-	Seconds      float64          `json:"seconds"`
-	TokensPerS   float64          `json:"tokens_per_s"`
+	Steps        int              `json:"steps"`         // steps completed
+	Seconds      float64          `json:"seconds"`       // training time, summed over resumed sessions
+	TokensPerS   float64          `json:"tokens_per_s"`  // of the last session
 	FinalValBPC  float64          `json:"final_val_bpc"` // whole validation split, final weights
 	BestValBPC   float64          `json:"best_val_bpc"`  // best periodic validation (eval-bytes); 0 if none ran
 	BestStep     int              `json:"best_step"`     // -1 if no validation ran
