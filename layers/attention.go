@@ -144,7 +144,7 @@ func (a *Attention) Lipschitz2(n int) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	ub, err := lipschitz.L2MHABound2AsStated(n, wq, wv, wo)
+	ub, err := lipschitz.L2MHABound2(n, wq, wv, wo)
 	if err != nil {
 		return 0, err
 	}

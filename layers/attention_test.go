@@ -252,3 +252,28 @@ func TestContractiveAttentionIsContractive(t *testing.T) {
 		}
 	}
 }
+
+// TestL2BoundHoldsAtTheCounterexample: D = H = 1, N = 2, W^Q = 4, W^V = W^O = 1 at X = 0
+// has ||J||_2 = 16 exactly, above SPEC's formula as stated (11.96); the layer's 2-norm bound
+// must hold there.
+func TestL2BoundHoldsAtTheCounterexample(t *testing.T) {
+	a, err := NewAttention("attn", ops.L2, 1, 1, false, 1, 1, tensor.Float64, rng(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.WQ.fill(4)
+	a.WV.fill(1)
+	a.WO.fill(1)
+	j := newJacobian(t, a, 2, 1).at(t, []float64{0, 0})
+	got := lipschitz.JacobianNorm2(j)
+	if math.Abs(got-16) > 1e-9 {
+		t.Fatalf("||J||_2 = %v at the counterexample, want 16", got)
+	}
+	ub, err := a.Lipschitz2(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got > ub {
+		t.Fatalf("||J||_2 = %v above the layer's bound %v", got, ub)
+	}
+}
