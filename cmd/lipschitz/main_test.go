@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestFlagErrorsNameTheFlag(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"-attn", "l3"}, "-attn"},
+		{[]string{"-n", "4,x"}, "-n"},
+		{[]string{"-n", "0"}, "-n"},
+		{[]string{"-d", "0"}, "-d"},
+		{[]string{"-d", "4", "-heads", "3"}, "-heads"},
+		{[]string{"-weights", "ones"}, "-weights"},
+		{[]string{"-engine", "gpu"}, "-engine"},
+		{[]string{"-engine", "scalar", "-d", "2"}, "-engine"},
+		{[]string{"-inits", "0"}, "-inits"},
+		{[]string{"-steps", "-1"}, "-steps"},
+		{[]string{"-lr", "0"}, "-lr"},
+		{[]string{"-lr-final", "2"}, "-lr-final"},
+		{[]string{"-radius", "1,-2"}, "-radius"},
+		{[]string{"-attn", "dp", "-radius", "0,1"}, "-radius"},
+		{[]string{"-norm", "1"}, "-norm"},
+		{[]string{"-init-min", "0"}, "-init-min"},
+		{[]string{"-init-max", "0.1"}, "-init-max"},
+		{[]string{"-workers", "0"}, "-workers"},
+		{[]string{"-plot", "x.jpg"}, "-plot"},
+	} {
+		err := run(c.args, &bytes.Buffer{}, &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), c.flag) {
+			t.Errorf("%v: error %v, want one naming %s", c.args, err, c.flag)
+		}
+	}
+}
+
+// records parses the JSON lines of a run.
+func records(t *testing.T, out string) []record {
+	t.Helper()
+	var recs []record
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		var r record
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("bad JSON line %q: %v", sc.Text(), err)
+		}
+		recs = append(recs, r)
+	}
+	return recs
+}
+
+// mustRun runs the command and returns its stdout and stderr.
+func mustRun(t *testing.T, args ...string) (string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if err := run(args, &stdout, &stderr); err != nil {
+		t.Fatalf("%v: %v\n%s", args, err, stderr.String())
+	}
+	return stdout.String(), stderr.String()
+}
+
+// A small L2 run writes a JSON line per N with the lower bound below the
+// upper bound, the table and fits to stderr, a CSV and a plot.
+func TestRunL2(t *testing.T) {
+	dir := t.TempDir()
+	csvPath, plotPath := filepath.Join(dir, "l2.csv"), filepath.Join(dir, "l2.svg")
+	stdout, stderr := mustRun(t, "-n", "2,4,8", "-inits", "3", "-steps", "20", "-json", "-csv", csvPath, "-plot", plotPath)
+	recs := records(t, stdout)
+	if len(recs) != 3 {
+		t.Fatalf("%d JSON lines, want 3", len(recs))
+	}
+	for _, r := range recs {
+		if r.Upper == nil || r.Ratio == nil || !(r.Lower > 0) || r.Lower > *r.Upper || r.Engine != "scalar" {
+			t.Errorf("N=%d: record %+v: want 0 < lower <= upper from the scalar engine", r.N, r)
+		}
+		if math.Abs(*r.Ratio - r.Lower / *r.Upper) > 1e-15 || r.UpperAsStated != nil {
+			t.Errorf("N=%d: ratio %v, upper as stated %v", r.N, *r.Ratio, r.UpperAsStated)
+		}
+		if !(r.Construction > 0) || r.Construction > *r.Upper || !(r.ConstructionT > 0) {
+			t.Errorf("N=%d: construction %v at t = %v, want in (0, upper %v]", r.N, r.Construction, r.ConstructionT, *r.Upper)
+		}
+	}
+	if !strings.Contains(stderr, "W0((N-1)/e)") || !strings.Contains(stderr, "log N - log log N") {
+		t.Errorf("table or fits missing from stderr:\n%s", stderr)
+	}
+	if data, err := os.ReadFile(csvPath); err != nil || strings.Count(string(data), "\n") != 4 {
+		t.Errorf("CSV: %v\n%s", err, data)
+	}
+	if data, err := os.ReadFile(plotPath); err != nil || !bytes.Contains(data, []byte("<svg")) {
+		t.Errorf("plot: %v", err)
+	}
+}
+
+// A DP run in boxes has no upper bound, reports SPEC's construction and the
+// growth exponents in R, and plots against R.
+func TestRunDP(t *testing.T) {
+	plotPath := filepath.Join(t.TempDir(), "dp.png")
+	stdout, stderr := mustRun(t, "-attn", "dp", "-n", "3,5", "-radius", "1,4", "-inits", "3", "-steps", "30", "-json", "-plot", plotPath)
+	recs := records(t, stdout)
+	if len(recs) != 4 {
+		t.Fatalf("%d JSON lines, want 4", len(recs))
+	}
+	for i, r := range recs {
+		if r.Upper != nil || r.Ratio != nil || !(r.Lower > 0) || r.Radius != []float64{1, 4}[i%2] {
+			t.Errorf("record %+v: want no upper bound, lower > 0", r)
+		}
+		if !(r.Construction > 0) || !(r.ConstructionT > 0 && r.ConstructionT <= r.Radius) {
+			t.Errorf("N=%d R=%v: construction %v at t = %v, want > 0 with t in the box", r.N, r.Radius, r.Construction, r.ConstructionT)
+		}
+		if r.WarmStart != (i%2 == 1) {
+			t.Errorf("N=%d R=%v: warm start %v", r.N, r.Radius, r.WarmStart)
+		}
+	}
+	if !strings.Contains(stderr, "local exponents") {
+		t.Errorf("growth exponents missing from stderr:\n%s", stderr)
+	}
+	if info, err := os.Stat(plotPath); err != nil || info.Size() == 0 {
+		t.Errorf("plot: %v", err)
+	}
+}
+
+// The graph engine and the closed form give the same search on a D = 1 layer;
+// a D = 4 run with random weights and the 2-norm uses the graph and reports
+// SPEC's 2-norm formula next to the corrected bound.
+func TestRunEngines(t *testing.T) {
+	args := []string{"-n", "5", "-inits", "2", "-steps", "10", "-json", "-causal"}
+	scalar, _ := mustRun(t, append(args, "-engine", "scalar")...)
+	graph, _ := mustRun(t, append(args, "-engine", "graph")...)
+	s, g := records(t, scalar)[0], records(t, graph)[0]
+	if s.Engine != "scalar" || g.Engine != "graph" || math.Abs(s.Lower-g.Lower) > 1e-9*s.Lower {
+		t.Errorf("scalar %s %.15g, graph %s %.15g", s.Engine, s.Lower, g.Engine, g.Lower)
+	}
+	out, _ := mustRun(t, "-d", "4", "-heads", "2", "-weights", "random", "-norm", "2", "-n", "3", "-inits", "2", "-steps", "5", "-json", "-workers", "2")
+	r := records(t, out)[0]
+	if r.Engine != "graph" || r.Norm != "2" || r.UpperAsStated == nil || r.Upper == nil || r.Lower > *r.Upper {
+		t.Errorf("D=4 2-norm record %+v", r)
+	}
+}

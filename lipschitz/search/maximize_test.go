@@ -1,0 +1,109 @@
+package search
+
+import (
+	"math"
+	"reflect"
+	"testing"
+
+	"lipformer/ops"
+)
+
+// The result depends on the seed only, not on the number of maps (workers),
+// and every start's best is at least its starting value.
+func TestMaximizeDeterministic(t *testing.T) {
+	newMap := func() Map {
+		s, err := NewScalar(ops.L2, 12, true, 1, 1, 1, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	o := Options{Norm: NormInf, Starts: 5, Steps: 30, LR: 0.03, InitMin: 0.3, InitMax: 2, Seed: 9}
+	calls := 0
+	one, err := Maximize([]Map{newMap()}, o, func() { calls++ })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != o.Starts {
+		t.Errorf("done called %d times, want %d", calls, o.Starts)
+	}
+	two, err := Maximize([]Map{newMap(), newMap()}, o, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(one, two) {
+		t.Errorf("one map: %+v\ntwo maps: %+v", one, two)
+	}
+	for s, best := range one.PerStart {
+		start := exactNorm(t, newMap(), NormInf, startPoint(12, o, s))
+		if !(best >= start) {
+			t.Errorf("start %d: best %v below its starting value %v", s, best, start)
+		}
+	}
+}
+
+// In a box every visited input stays inside it, and the reported input is
+// in the box.
+func TestMaximizeBox(t *testing.T) {
+	s, err := NewScalar(ops.DotProduct, 6, false, 1, 1, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const radius = 3
+	r, err := Maximize([]Map{s}, Options{Norm: NormInf, Starts: 3, Steps: 80, LR: 0.1, Radius: radius, Seed: 2}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range r.X {
+		if math.Abs(v) > radius {
+			t.Errorf("x[%d] = %v outside the box of radius %v", k, v, radius)
+		}
+	}
+}
+
+func TestMaximizeErrors(t *testing.T) {
+	s, err := NewScalar(ops.L2, 4, false, 1, 1, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := Options{Norm: NormInf, Starts: 1, Steps: 1, LR: 0.1, InitMin: 1, InitMax: 1}
+	if _, err := Maximize([]Map{s}, good, nil); err != nil {
+		t.Fatalf("valid options: %v", err)
+	}
+	for name, change := range map[string]func(*Options){
+		"Norm":    func(o *Options) { o.Norm = 7 },
+		"Starts":  func(o *Options) { o.Starts = 0 },
+		"Steps":   func(o *Options) { o.Steps = -1 },
+		"LR":      func(o *Options) { o.LR = 0 },
+		"Radius":  func(o *Options) { o.Radius = -1 },
+		"InitMin": func(o *Options) { o.InitMin = 0 },
+		"InitMax": func(o *Options) { o.InitMax = 0.5 },
+		"HVPStep": func(o *Options) { o.HVPStep = math.NaN() },
+	} {
+		o := good
+		change(&o)
+		if _, err := Maximize([]Map{s}, o, nil); err == nil {
+			t.Errorf("bad %s: want error", name)
+		}
+	}
+	if _, err := Maximize(nil, good, nil); err == nil {
+		t.Error("no map: want error")
+	}
+}
+
+// With a refresh period the search still reports the full norm at its input.
+func TestMaximizeRefresh(t *testing.T) {
+	s, err := NewScalar(ops.L2, 20, false, 1, 1, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []Norm{NormInf, Norm2} {
+		r, err := Maximize([]Map{s}, Options{Norm: p, Starts: 3, Steps: 100, LR: 0.03, InitMin: 0.2, InitMax: 2, Refresh: 10, Seed: 5}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := exactNorm(t, s, p, r.X); !(relDiff(r.Best, want) < 1e-12) {
+			t.Errorf("||J||_%v: reported %.15g, norm at the input %.15g", p, r.Best, want)
+		}
+	}
+}
