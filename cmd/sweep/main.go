@@ -25,6 +25,7 @@ import (
 	"strings"
 	"syscall"
 
+	"lipformer/cmd/internal/trainflags"
 	"lipformer/internal/cli"
 	"lipformer/model"
 	"lipformer/train"
@@ -141,39 +142,15 @@ func parseFlags(args []string, stderr io.Writer) (model.Config, train.Options, o
 	seeds := fs.String("seeds", "1", "comma-separated seeds of initialisation, batches and dropout")
 	fs.StringVar(&o.out, "out", "out/sweep", "output directory: the tables, and one directory per run")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "list the runs and what would be done with each, and stop")
-	fs.StringVar(&opt.Data, "data", "", "corpus: enwik8, shakespeare, a file path, or empty for Newton's Opticks from the Go toolchain")
-	fs.StringVar(&o.dataDir, "data-dir", "", "where corpora are found and downloaded (default: the user cache directory, lipformer/)")
-	fs.StringVar(&opt.Split, "split", "", "train,valid,test fractions of a file corpus (default 0.9,0.05,0.05)")
-	fs.IntVar(&cfg.Heads, "heads", cfg.Heads, "attention heads")
-	fs.IntVar(&cfg.Width, "width", cfg.Width, "model width D")
-	fs.IntVar(&cfg.Hidden, "hidden", 0, "MLP width (default 4 x width)")
-	fs.IntVar(&cfg.Context, "ctx", cfg.Context, "context length T")
-	fs.Float64Var(&cfg.Dropout, "dropout", 0, "dropout on residual branches")
-	fs.Float64Var(&cfg.LipC, "lip-c", cfg.LipC, "Lipschitz coefficient c of contractive attention")
-	fs.StringVar(&cfg.Dtype, "dtype", cfg.Dtype, "float32 or float64")
-	fs.IntVar(&opt.Batch, "batch", opt.Batch, "sequences per step")
-	fs.IntVar(&opt.Steps, "steps", opt.Steps, "optimizer steps of each run")
-	fs.Float64Var(&opt.LR, "lr", opt.LR, "peak learning rate")
-	fs.Float64Var(&opt.MinLR, "min-lr", opt.MinLR, "final learning rate of the cosine schedule")
-	fs.IntVar(&opt.Warmup, "warmup", opt.Warmup, "linear warm-up steps (when not given and not below -steps: steps/10)")
-	fs.StringVar(&opt.Schedule, "schedule", opt.Schedule, "learning-rate schedule: "+strings.Join(train.ScheduleNames(), ", "))
-	fs.Float64Var(&opt.Beta1, "beta1", opt.Beta1, "Adam beta1")
-	fs.Float64Var(&opt.Beta2, "beta2", opt.Beta2, "Adam beta2")
-	fs.Float64Var(&opt.WeightDecay, "weight-decay", opt.WeightDecay, "AdamW weight decay of matrices")
-	fs.Float64Var(&opt.Clip, "clip", opt.Clip, "global gradient-norm clip (0: off)")
-	fs.IntVar(&opt.EvalEvery, "eval-every", opt.EvalEvery, "steps between validations and checkpoints")
-	fs.IntVar(&opt.EvalBytes, "eval-bytes", opt.EvalBytes, "validation bytes scored at each validation (0: all)")
+	dataDir := trainflags.Add(fs, &cfg, &opt, "arch", "layers", "norm", "seed")
 	if err := fs.Parse(args); err != nil {
 		return cfg, opt, o, err
 	}
 	if fs.NArg() > 0 {
 		return cfg, opt, o, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	warmupGiven := false
-	fs.Visit(func(f *flag.Flag) { warmupGiven = warmupGiven || f.Name == "warmup" })
-	if !warmupGiven && opt.Warmup >= opt.Steps {
-		opt.Warmup = opt.Steps / 10
-	}
+	o.dataDir = *dataDir
+	trainflags.Finish(fs, &opt)
 	if err := opt.Validate(); err != nil {
 		return cfg, opt, o, err
 	}

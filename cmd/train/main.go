@@ -19,6 +19,7 @@ import (
 	"strings"
 	"syscall"
 
+	"lipformer/cmd/internal/trainflags"
 	"lipformer/internal/cli"
 	"lipformer/model"
 	"lipformer/train"
@@ -44,32 +45,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	cfg, opt := model.Default(), train.DefaultOptions()
 	opt.Steps, opt.EvalEvery = 500, 100
-	fs.StringVar(&cfg.Arch, "arch", cfg.Arch, "architecture: "+strings.Join(model.Architectures, ", "))
-	fs.StringVar(&opt.Data, "data", "", "corpus: enwik8, shakespeare, a file path, or empty for Newton's Opticks from the Go toolchain")
-	dataDir := fs.String("data-dir", "", "where corpora are found and downloaded (default: the user cache directory, lipformer/)")
-	fs.StringVar(&opt.Split, "split", "", "train,valid,test fractions of a file corpus (default 0.9,0.05,0.05)")
-	fs.IntVar(&cfg.Layers, "layers", cfg.Layers, "number of blocks")
-	fs.IntVar(&cfg.Heads, "heads", cfg.Heads, "attention heads")
-	fs.IntVar(&cfg.Width, "width", cfg.Width, "model width D")
-	fs.IntVar(&cfg.Hidden, "hidden", 0, "MLP width (default 4 x width)")
-	fs.IntVar(&cfg.Context, "ctx", cfg.Context, "context length T")
-	fs.Float64Var(&cfg.Dropout, "dropout", 0, "dropout on residual branches")
-	fs.StringVar(&cfg.Norm, "norm", cfg.Norm, "LayerNorm placement: pre, post or none")
-	fs.Float64Var(&cfg.LipC, "lip-c", cfg.LipC, "Lipschitz coefficient c of contractive attention")
-	fs.StringVar(&cfg.Dtype, "dtype", cfg.Dtype, "float32 or float64")
-	fs.IntVar(&opt.Batch, "batch", opt.Batch, "sequences per step")
-	fs.IntVar(&opt.Steps, "steps", opt.Steps, "optimizer steps")
-	fs.Float64Var(&opt.LR, "lr", opt.LR, "peak learning rate")
-	fs.Float64Var(&opt.MinLR, "min-lr", opt.MinLR, "final learning rate of the cosine schedule")
-	fs.IntVar(&opt.Warmup, "warmup", opt.Warmup, "linear warm-up steps (when not given and not below -steps: steps/10)")
-	fs.StringVar(&opt.Schedule, "schedule", opt.Schedule, "learning-rate schedule: "+strings.Join(train.ScheduleNames(), ", "))
-	fs.Float64Var(&opt.Beta1, "beta1", opt.Beta1, "Adam beta1")
-	fs.Float64Var(&opt.Beta2, "beta2", opt.Beta2, "Adam beta2")
-	fs.Float64Var(&opt.WeightDecay, "weight-decay", opt.WeightDecay, "AdamW weight decay of matrices")
-	fs.Float64Var(&opt.Clip, "clip", opt.Clip, "global gradient-norm clip (0: off)")
-	fs.IntVar(&opt.EvalEvery, "eval-every", opt.EvalEvery, "steps between validations and checkpoints")
-	fs.IntVar(&opt.EvalBytes, "eval-bytes", opt.EvalBytes, "validation bytes scored at each validation (0: all)")
-	fs.Uint64Var(&opt.Seed, "seed", opt.Seed, "seed of initialisation, batches and dropout")
+	dataDir := trainflags.Add(fs, &cfg, &opt)
 	out := fs.String("out", "out/run", "output directory")
 	resume := fs.String("resume", "", "continue the run in this directory")
 	asJSON := fs.Bool("json", false, "print the summary as JSON on stdout")
@@ -80,9 +56,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if !given(fs, "warmup") && opt.Warmup >= opt.Steps {
-		opt.Warmup = opt.Steps / 10
-	}
+	trainflags.Finish(fs, &opt)
 	log := cli.Logger(stderr)
 	r := &train.Run{Out: *out, Log: log, Progress: cli.Progress(os.Stderr)}
 	if *resume != "" {
@@ -137,18 +111,11 @@ func resumeRun(r *train.Run, fs *flag.FlagSet, dir string, steps int) error {
 	if r.Opt, err = train.TrainOptions(r.Resume); err != nil {
 		return err
 	}
-	if given(fs, "steps") {
+	if trainflags.Given(fs, "steps") {
 		r.Opt.Steps = steps
 	}
 	r.Out = dir
 	return nil
-}
-
-// given reports whether the flag was set on the command line.
-func given(fs *flag.FlagSet, name string) bool {
-	found := false
-	fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
-	return found
 }
 
 // report prints the summary (as JSON, or as a few lines followed by a sample).

@@ -1,0 +1,78 @@
+// Package trainflags defines the command-line flags of a model and a training run, shared
+// by the programs that train (train, sweep).
+package trainflags
+
+import (
+	"flag"
+	"slices"
+	"strings"
+
+	"lipformer/model"
+	"lipformer/train"
+)
+
+// Add registers the model and training flags on fs, bound to cfg and opt, except those
+// named in skip (flags a program sets another way, such as the swept ones). It returns the
+// -data-dir value.
+func Add(fs *flag.FlagSet, cfg *model.Config, opt *train.Options, skip ...string) *string {
+	str := func(p *string, name, value, usage string) {
+		if !slices.Contains(skip, name) {
+			fs.StringVar(p, name, value, usage)
+		}
+	}
+	num := func(p *int, name string, value int, usage string) {
+		if !slices.Contains(skip, name) {
+			fs.IntVar(p, name, value, usage)
+		}
+	}
+	real := func(p *float64, name string, value float64, usage string) {
+		if !slices.Contains(skip, name) {
+			fs.Float64Var(p, name, value, usage)
+		}
+	}
+	dataDir := new(string)
+	str(&cfg.Arch, "arch", cfg.Arch, "architecture: "+strings.Join(model.Architectures, ", "))
+	str(&opt.Data, "data", opt.Data, "corpus: enwik8, shakespeare, a file path, or empty for Newton's Opticks from the Go toolchain")
+	str(dataDir, "data-dir", "", "where corpora are found and downloaded (default: the user cache directory, lipformer/)")
+	str(&opt.Split, "split", opt.Split, "train,valid,test fractions of a file corpus (default 0.9,0.05,0.05)")
+	num(&cfg.Layers, "layers", cfg.Layers, "number of blocks")
+	num(&cfg.Heads, "heads", cfg.Heads, "attention heads")
+	num(&cfg.Width, "width", cfg.Width, "model width D")
+	num(&cfg.Hidden, "hidden", cfg.Hidden, "MLP width (default 4 x width)")
+	num(&cfg.Context, "ctx", cfg.Context, "context length T")
+	real(&cfg.Dropout, "dropout", cfg.Dropout, "dropout on residual branches")
+	str(&cfg.Norm, "norm", cfg.Norm, "LayerNorm placement: pre, post or none")
+	real(&cfg.LipC, "lip-c", cfg.LipC, "Lipschitz coefficient c of contractive attention and invertible blocks")
+	str(&cfg.Dtype, "dtype", cfg.Dtype, "float32 or float64")
+	num(&opt.Batch, "batch", opt.Batch, "sequences per step")
+	num(&opt.Steps, "steps", opt.Steps, "optimizer steps")
+	real(&opt.LR, "lr", opt.LR, "peak learning rate")
+	real(&opt.MinLR, "min-lr", opt.MinLR, "final learning rate of the cosine schedule")
+	num(&opt.Warmup, "warmup", opt.Warmup, "linear warm-up steps (when not given and not below -steps: steps/10)")
+	str(&opt.Schedule, "schedule", opt.Schedule, "learning-rate schedule: "+strings.Join(train.ScheduleNames(), ", "))
+	real(&opt.Beta1, "beta1", opt.Beta1, "Adam beta1")
+	real(&opt.Beta2, "beta2", opt.Beta2, "Adam beta2")
+	real(&opt.WeightDecay, "weight-decay", opt.WeightDecay, "AdamW weight decay of matrices")
+	real(&opt.Clip, "clip", opt.Clip, "global gradient-norm clip (0: off)")
+	num(&opt.EvalEvery, "eval-every", opt.EvalEvery, "steps between validations and checkpoints")
+	num(&opt.EvalBytes, "eval-bytes", opt.EvalBytes, "validation bytes scored at each validation (0: all)")
+	if !slices.Contains(skip, "seed") {
+		fs.Uint64Var(&opt.Seed, "seed", opt.Seed, "seed of initialisation, batches and dropout")
+	}
+	return dataDir
+}
+
+// Given reports whether the flag was set on the command line.
+func Given(fs *flag.FlagSet, name string) bool {
+	found := false
+	fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
+	return found
+}
+
+// Finish applies the defaults that depend on other flags: without -warmup, a warm-up that
+// would not end before the last step becomes steps/10.
+func Finish(fs *flag.FlagSet, opt *train.Options) {
+	if !Given(fs, "warmup") && opt.Warmup >= opt.Steps {
+		opt.Warmup = opt.Steps / 10
+	}
+}
