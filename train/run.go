@@ -41,6 +41,7 @@ type Run struct {
 	Resume   *model.Checkpoint // the checkpoint to continue from, or nil
 	Log      *slog.Logger
 	Progress io.Writer // where a progress bar is drawn, or nil
+	Certify  bool      // add the certified Lipschitz constants of the final weights to the summary
 }
 
 // Train runs the optimisation and returns its summary, also written to OUT/summary.json.
@@ -166,6 +167,11 @@ func train[T Float](ctx context.Context, r *Run) (*Summary, error) {
 	}
 	if err := t.save(LatestFile, step); err != nil {
 		return nil, err
+	}
+	if r.Certify {
+		if sum.Certificate, err = r.Model.Certificate(); err != nil {
+			return nil, err
+		}
 	}
 	if sum.BestStep, sum.Stability = t.best.Step, t.stab.Summary(); sum.BestStep >= 0 {
 		sum.BestValBPC = BPC(float64(t.best.ValLoss))

@@ -1,4 +1,4 @@
-// Command lipschitz measures empirical lower bounds on the Lipschitz constant
+// Command lipschitz certifies trained models and measures empirical lower bounds on the Lipschitz constant
 // of multihead attention and compares them with the upper bounds of Kim et
 // al. (2021, Thm 3.2), reproducing their section 5.1 (SPEC sections 1 and 2).
 //
@@ -40,6 +40,13 @@
 // log N - log log N; growth exponents in R) go to stdout, or to stderr with
 // -json, which writes one JSON object per (N, R) to stdout instead.
 //
+// With -ckpt it instead prints the certificate of a trained model: the certified inf- and
+// 2-norm Lipschitz constants of every residual sub-block, the final LayerNorm and the head
+// (from the current weights, N = the model's context), and their product, an upper bound
+// for the map from the embedded sequence to the logits; dot-product attention and LayerNorm
+// factors are marked.
+//
+//	lipschitz -ckpt out/run [-json]
 //	lipschitz -json -csv docs/lipschitz_l2.csv -plot docs/lipschitz_l2.png > docs/lipschitz_l2.jsonl
 //	lipschitz -attn dp -n 2,8,32,128 -steps 2000 -json -plot docs/lipschitz_dp.png > docs/lipschitz_dp.jsonl
 package main
@@ -95,6 +102,7 @@ type config struct {
 	json             bool
 	csvPath          string
 	plotPath         string
+	ckpt             string
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -123,6 +131,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.json, "json", false, "write one JSON object per (N, R) to stdout (human table to stderr)")
 	fs.StringVar(&c.csvPath, "csv", "", "write one CSV row per (N, R) to this file")
 	fs.StringVar(&c.plotPath, "plot", "", "plot the bounds to this .png or .svg file: against N, or against R when there are several radii")
+	fs.StringVar(&c.ckpt, "ckpt", "", "instead of the experiment, certify a trained model: a run directory or checkpoint file")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

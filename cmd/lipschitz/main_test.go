@@ -3,12 +3,19 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"io"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"lipformer/data"
+	"lipformer/model"
+	"lipformer/train"
 )
 
 func TestFlagErrorsNameTheFlag(t *testing.T) {
@@ -143,5 +150,45 @@ func TestRunEngines(t *testing.T) {
 	r := records(t, out)[0]
 	if r.Engine != "graph" || r.Norm != "2" || r.UpperAsStated == nil || r.Upper == nil || r.Lower > *r.Upper {
 		t.Errorf("D=4 2-norm record %+v", r)
+	}
+}
+
+func TestCertifyCheckpoint(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "text.txt")
+	os.WriteFile(path, []byte(strings.Repeat("to be or not to be. ", 100)), 0o644)
+	c, err := data.Load(context.Background(), path, data.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, arch := range []string{"l2", "dp"} {
+		m, err := model.New(model.Config{Arch: arch, Layers: 1, Heads: 1, Width: 8, Context: 8, Vocab: c.Vocab.Size(), Norm: "pre", Dtype: "float32", Std: 0.02}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opt := train.DefaultOptions()
+		opt.Data, opt.Steps, opt.Batch, opt.Warmup, opt.EvalEvery = path, 2, 2, 0, 2
+		out := t.TempDir()
+		r := &train.Run{Model: m, Corpus: c, Opt: opt, Out: out, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Certify: true}
+		sum, err := r.Train(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stdout, stderr bytes.Buffer
+		if err := run([]string{"-ckpt", out, "-json"}, &stdout, &stderr); err != nil {
+			t.Fatal(err)
+		}
+		var cert struct {
+			Inf     *float64 `json:"product_inf"`
+			Factors []struct{ Name string }
+		}
+		if err := json.Unmarshal(stdout.Bytes(), &cert); err != nil {
+			t.Fatal(err)
+		}
+		if len(cert.Factors) != 4 || (arch == "dp") != (cert.Inf == nil) {
+			t.Fatalf("%s: certificate %s", arch, stdout.String())
+		}
+		if arch == "l2" && math.Abs(*cert.Inf-float64(sum.Certificate.Inf)) > 1e-6**cert.Inf {
+			t.Errorf("certificate %v differs from the training summary's %v", *cert.Inf, sum.Certificate.Inf)
+		}
 	}
 }

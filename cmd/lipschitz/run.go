@@ -23,6 +23,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if c.ckpt != "" {
+		return certify(c.ckpt, c.json, stdout)
+	}
 	human := stdout
 	if c.json {
 		human = stderr

@@ -50,6 +50,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	resume := fs.String("resume", "", "continue the run in this directory")
 	asJSON := fs.Bool("json", false, "print the summary as JSON on stdout")
 	sampleLen := fs.Int("sample", 300, "bytes to sample from the final model (0: none)")
+	certify := fs.Bool("certify", false, "add the certified Lipschitz constants of the final weights to the summary (see cmd/lipschitz -ckpt)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -58,7 +59,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	trainflags.Finish(fs, &opt)
 	log := cli.Logger(stderr)
-	r := &train.Run{Out: *out, Log: log, Progress: cli.Progress(os.Stderr)}
+	r := &train.Run{Out: *out, Log: log, Progress: cli.Progress(os.Stderr), Certify: *certify}
 	if *resume != "" {
 		if err := resumeRun(r, fs, *resume, opt.Steps); err != nil {
 			return err
@@ -132,6 +133,9 @@ func report(w io.Writer, r *train.Run, sum *train.Summary, asJSON bool, sampleLe
 	}
 	fmt.Fprintf(w, "val bpc %.4f (%d bytes), test bpc %.4f (%d bytes); best periodic val bpc %.4f at step %d\n",
 		sum.FinalValBPC, sum.ValBytes, sum.TestBPC, sum.TestBytes, sum.BestValBPC, sum.BestStep)
+	if c := sum.Certificate; c != nil {
+		fmt.Fprintf(w, "certified Lipschitz bound of the network (N = %d): %.4g (inf-norm), %.4g (2-norm)\n", c.N, float64(c.Inf), float64(c.Two))
+	}
 	st := sum.Stability
 	fmt.Fprintf(w, "stability: %d loss spikes, max gradient norm %.3g at step %d, diverged %t\n", st.LossSpikes, st.MaxGradNorm, st.MaxGradNormStep, st.Diverged)
 	if sampleLen == 0 || sum.NonFinite {

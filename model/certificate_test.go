@@ -1,0 +1,127 @@
+package model
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+	"gonum.org/v1/gonum/mat"
+	"gorgonia.org/tensor"
+
+	"lipformer/layers"
+	"lipformer/lipschitz"
+)
+
+// networkJacobian returns a function computing the exact (T*V, T*D) Jacobian of the map
+// from an embedded sequence (T, D) to the logits, through the blocks, the final LayerNorm
+// and the head: the batch holds T*V copies of the sequence, copy k weighted by the k-th
+// unit vector of the logits.
+func networkJacobian(t *testing.T, m *Model) func(x []float64) *mat.Dense {
+	t.Helper()
+	T, D, V := m.Cfg.Context, m.Cfg.Width, m.Cfg.Vocab
+	rows := T * V
+	g, err := layers.NewGraph(tensor.Float64, rows, T, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	xt := tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(rows*T, D))
+	xn := G.NodeFromAny(g.G, xt, G.WithName("x"))
+	y := xn
+	for _, b := range m.Blocks {
+		if y, err = b.Forward(g, y); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, b := range m.Inv {
+		if y, err = b.Forward(g, y); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if y, err = m.LNf.Forward(g, y); err != nil {
+		t.Fatal(err)
+	}
+	if y, err = m.Head.Forward(g, y); err != nil { // (rows*T, V)
+		t.Fatal(err)
+	}
+	sel := make([]float64, rows*T*V)
+	for k := 0; k < rows; k++ {
+		sel[k*T*V+k] = 1
+	}
+	r := G.NodeFromAny(g.G, tensor.New(tensor.WithShape(rows*T, V), tensor.WithBacking(sel)), G.WithName("sel"))
+	loss := G.Must(G.Sum(G.Must(G.HadamardProd(y, r))))
+	grads, err := G.Grad(loss, xn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var grad G.Value
+	G.Read(grads[0], &grad)
+	vm := G.NewTapeMachine(g.G)
+	t.Cleanup(func() { vm.Close() })
+	return func(x []float64) *mat.Dense {
+		xs := xt.Data().([]float64)
+		for k := 0; k < rows; k++ {
+			copy(xs[k*T*D:(k+1)*T*D], x)
+		}
+		vm.Reset()
+		if err := vm.RunAll(); err != nil {
+			t.Fatal(err)
+		}
+		return mat.NewDense(rows, T*D, append([]float64(nil), grad.Data().([]float64)...))
+	}
+}
+
+// TestCertificateBoundsTheNetwork: for Lipschitz architectures and norm placements, the
+// exact Jacobian of the network at random embedded inputs never exceeds the certificate's
+// products, in either norm; dot-product attention gets no finite bound.
+func TestCertificateBoundsTheNetwork(t *testing.T) {
+	for _, c := range []struct{ arch, norm string }{
+		{"l2", "none"}, {"l2", "pre"}, {"l2", "post"}, {"contractive-l2", "none"}, {"invertible-l2", "none"},
+	} {
+		cfg := Config{Arch: c.arch, Layers: 2, Heads: 2, Width: 4, Context: 4, Vocab: 5, Norm: c.norm, LipC: 0.9, Dtype: "float64", Std: 0.5}
+		m, err := New(cfg, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cert, err := m.Certificate()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.IsInf(float64(cert.Inf), 1) || math.IsInf(float64(cert.Two), 1) || len(cert.Factors) != 2*cfg.Layers+2 {
+			t.Fatalf("%s %s: certificate %+v", c.arch, c.norm, cert)
+		}
+		jac := networkJacobian(t, m)
+		rng := rand.New(rand.NewPCG(1, 2))
+		var worst float64
+		for i := 0; i < 10; i++ {
+			x := make([]float64, cfg.Context*cfg.Width)
+			for j := range x {
+				x[j] = []float64{0.1, 1, 10}[i%3] * rng.NormFloat64()
+			}
+			j := jac(x)
+			inf, two := lipschitz.JacobianNormInf(j), lipschitz.JacobianNorm2(j)
+			if inf > float64(cert.Inf) || two > float64(cert.Two) {
+				t.Fatalf("%s %s: ||J||_inf %v (certified %v), ||J||_2 %v (certified %v)", c.arch, c.norm, inf, cert.Inf, two, cert.Two)
+			}
+			worst = math.Max(worst, inf/float64(cert.Inf))
+		}
+		t.Logf("%s %s: certified inf %.3g, 2 %.3g; largest measured/certified (inf) %.2g", c.arch, c.norm, cert.Inf, cert.Two, worst)
+	}
+}
+
+func TestCertificateOfDotProductIsUnbounded(t *testing.T) {
+	m, err := New(tiny("dp"), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := m.Certificate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !math.IsInf(float64(cert.Inf), 1) || cert.Factors[0].Note == "" {
+		t.Fatalf("dp certificate %+v, want an infinite product and a note", cert)
+	}
+	if b, err := Bound(math.Inf(1)).MarshalJSON(); err != nil || string(b) != "null" {
+		t.Fatalf("infinite bound marshals to %s, %v", b, err)
+	}
+}
