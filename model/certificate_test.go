@@ -5,8 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	G "gorgonia.org/gorgonia"
 	"gonum.org/v1/gonum/mat"
+	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
 	"lipformer/layers"
