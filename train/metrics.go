@@ -7,6 +7,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+
+	"lipformer/internal/jsonfloat"
 )
 
 // MetricsFile is the name of the metrics log in a run's output directory.
@@ -43,23 +45,23 @@ const (
 
 // trainLine is the JSON form of a TrainRow.
 type trainLine struct {
-	Kind       string    `json:"kind"`
-	Step       int       `json:"step"`
-	Loss       jsonFloat `json:"loss"`
-	BPC        jsonFloat `json:"bpc"`
-	LR         jsonFloat `json:"lr"`
-	GradNorm   jsonFloat `json:"grad_norm"`
-	TokensPerS jsonFloat `json:"tokens_per_s"`
-	ElapsedS   jsonFloat `json:"elapsed_s"`
+	Kind       string          `json:"kind"`
+	Step       int             `json:"step"`
+	Loss       jsonfloat.Float `json:"loss"`
+	BPC        jsonfloat.Float `json:"bpc"`
+	LR         jsonfloat.Float `json:"lr"`
+	GradNorm   jsonfloat.Float `json:"grad_norm"`
+	TokensPerS jsonfloat.Float `json:"tokens_per_s"`
+	ElapsedS   jsonfloat.Float `json:"elapsed_s"`
 }
 
 // evalLine is the JSON form of an EvalRow.
 type evalLine struct {
-	Kind     string    `json:"kind"`
-	Step     int       `json:"step"`
-	ValLoss  jsonFloat `json:"val_loss"`
-	ValBPC   jsonFloat `json:"val_bpc"`
-	ElapsedS jsonFloat `json:"elapsed_s"`
+	Kind     string          `json:"kind"`
+	Step     int             `json:"step"`
+	ValLoss  jsonfloat.Float `json:"val_loss"`
+	ValBPC   jsonfloat.Float `json:"val_bpc"`
+	ElapsedS jsonfloat.Float `json:"elapsed_s"`
 }
 
 // MetricsWriter appends metrics rows to a log, one JSON object per line:
@@ -98,16 +100,16 @@ func OpenMetrics(outDir string) (*MetricsWriter, error) {
 // WriteTrain appends a training row.
 func (mw *MetricsWriter) WriteTrain(r TrainRow) error {
 	return mw.writeLine(r.Step, trainLine{
-		Kind: KindTrain, Step: r.Step, Loss: jsonFloat(r.Loss), BPC: jsonFloat(r.BPC()), LR: jsonFloat(r.LR),
-		GradNorm: jsonFloat(r.GradNorm), TokensPerS: jsonFloat(r.TokensPerS), ElapsedS: jsonFloat(r.ElapsedS),
+		Kind: KindTrain, Step: r.Step, Loss: jsonfloat.Float(r.Loss), BPC: jsonfloat.Float(r.BPC()), LR: jsonfloat.Float(r.LR),
+		GradNorm: jsonfloat.Float(r.GradNorm), TokensPerS: jsonfloat.Float(r.TokensPerS), ElapsedS: jsonfloat.Float(r.ElapsedS),
 	})
 }
 
 // WriteEval appends an evaluation row.
 func (mw *MetricsWriter) WriteEval(r EvalRow) error {
 	return mw.writeLine(r.Step, evalLine{
-		Kind: KindEval, Step: r.Step, ValLoss: jsonFloat(r.ValLoss), ValBPC: jsonFloat(r.ValBPC()),
-		ElapsedS: jsonFloat(r.ElapsedS),
+		Kind: KindEval, Step: r.Step, ValLoss: jsonfloat.Float(r.ValLoss), ValBPC: jsonfloat.Float(r.ValBPC()),
+		ElapsedS: jsonfloat.Float(r.ElapsedS),
 	})
 }
 

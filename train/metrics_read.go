@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+
+	"lipformer/internal/jsonfloat"
 )
 
 // Metrics holds the rows of a metrics log, each kind in file order.
@@ -18,14 +20,14 @@ type Metrics struct {
 // metricsLine is any metrics line as decoded; a nil field was missing. The
 // bpc fields are derived from the losses and not read back.
 type metricsLine struct {
-	Kind       *string    `json:"kind"`
-	Step       *int       `json:"step"`
-	Loss       *jsonFloat `json:"loss"`
-	LR         *jsonFloat `json:"lr"`
-	GradNorm   *jsonFloat `json:"grad_norm"`
-	TokensPerS *jsonFloat `json:"tokens_per_s"`
-	ElapsedS   *jsonFloat `json:"elapsed_s"`
-	ValLoss    *jsonFloat `json:"val_loss"`
+	Kind       *string          `json:"kind"`
+	Step       *int             `json:"step"`
+	Loss       *jsonfloat.Float `json:"loss"`
+	LR         *jsonfloat.Float `json:"lr"`
+	GradNorm   *jsonfloat.Float `json:"grad_norm"`
+	TokensPerS *jsonfloat.Float `json:"tokens_per_s"`
+	ElapsedS   *jsonfloat.Float `json:"elapsed_s"`
+	ValLoss    *jsonfloat.Float `json:"val_loss"`
 }
 
 // maxMetricsLine bounds the length of one line of a metrics log.
@@ -90,7 +92,7 @@ func (m *Metrics) add(raw []byte) error {
 
 // missing reports a negative step or the first required field of a kind row
 // that is absent.
-func missing(kind string, step *int, names []string, fields ...*jsonFloat) error {
+func missing(kind string, step *int, names []string, fields ...*jsonfloat.Float) error {
 	if step == nil {
 		return fmt.Errorf(`%s row has no "step"`, kind)
 	}

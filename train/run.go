@@ -17,6 +17,7 @@ import (
 
 	"lipformer/data"
 	"lipformer/internal/atomicfile"
+	"lipformer/internal/jsonfloat"
 	"lipformer/model"
 )
 
@@ -80,8 +81,8 @@ type trainer[T Float] struct {
 
 // bestVal is the best periodic validation so far.
 type bestVal struct {
-	Step    int       `json:"step"`
-	ValLoss jsonFloat `json:"val_loss"` // +Inf before the first validation
+	Step    int             `json:"step"`
+	ValLoss jsonfloat.Float `json:"val_loss"` // +Inf before the first validation
 }
 
 func train[T Float](ctx context.Context, r *Run) (*Summary, error) {
@@ -190,7 +191,7 @@ func newTrainer[T Float](r *Run) (*trainer[T], int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	t := &trainer[T]{Run: r, prog: prog, eval: eval, best: bestVal{Step: -1, ValLoss: jsonFloat(math.Inf(1))}}
+	t := &trainer[T]{Run: r, prog: prog, eval: eval, best: bestVal{Step: -1, ValLoss: jsonfloat.Float(math.Inf(1))}}
 	for _, p := range prog.Params() {
 		v := p.Value.Data().([]T)
 		g := make([]T, len(v))
@@ -281,7 +282,7 @@ func (t *trainer[T]) validate(step int, val []uint8, metrics *MetricsWriter, beg
 	}
 	t.Log.Info("validation", "step", step, "val_bpc", fmt.Sprintf("%.4f", BPC(loss)))
 	if loss < float64(t.best.ValLoss) {
-		t.best = bestVal{Step: step, ValLoss: jsonFloat(loss)}
+		t.best = bestVal{Step: step, ValLoss: jsonfloat.Float(loss)}
 		if err := t.save(BestFile, step); err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 	"lipformer/data"
 	"lipformer/flow"
 	"lipformer/internal/cli"
+	"lipformer/internal/jsonfloat"
 	"lipformer/model"
 	"lipformer/train"
 )
@@ -102,22 +103,22 @@ func dataWindows(ctx context.Context, c *config, ck *model.Checkpoint, context i
 
 // record is the outcome of one sub-block's inversion on one input.
 type record struct {
-	Arch       string    `json:"arch"`
-	Block      string    `json:"block"`
-	Norm       string    `json:"norm"`
-	Input      string    `json:"input"`            // data, adversarial or random
-	Spread     float64   `json:"spread,omitempty"` // of adversarial and random inputs
-	Stack      bool      `json:"stack"`            // inverted as part of the whole stack (data)
-	InputNorm  jsonFloat `json:"input_norm"`       // of the true input, in the norm
-	Lipschitz  jsonFloat `json:"lipschitz"`        // g's constant in the norm
-	Certified  bool      `json:"certified"`        // whether it is a certified bound
-	Converged  bool      `json:"converged"`
-	Iterations int       `json:"iterations"`
-	Step       jsonFloat `json:"final_step"`
-	Error      jsonFloat `json:"reconstruction_error"`
-	Rate       jsonFloat `json:"contraction_rate"` // largest ratio of successive steps; NaN if unmeasured
-	Failed     bool      `json:"failed"`           // not converged, or reconstruction error above -max-error
-	Errors     []float64 `json:"-"`                // reconstruction error per iteration, for the plot
+	Arch       string          `json:"arch"`
+	Block      string          `json:"block"`
+	Norm       string          `json:"norm"`
+	Input      string          `json:"input"`            // data, adversarial or random
+	Spread     float64         `json:"spread,omitempty"` // of adversarial and random inputs
+	Stack      bool            `json:"stack"`            // inverted as part of the whole stack (data)
+	InputNorm  jsonfloat.Float `json:"input_norm"`       // of the true input, in the norm
+	Lipschitz  jsonfloat.Float `json:"lipschitz"`        // g's constant in the norm
+	Certified  bool            `json:"certified"`        // whether it is a certified bound
+	Converged  bool            `json:"converged"`
+	Iterations int             `json:"iterations"`
+	Step       jsonfloat.Float `json:"final_step"`
+	Error      jsonfloat.Float `json:"reconstruction_error"`
+	Rate       jsonfloat.Float `json:"contraction_rate"` // largest ratio of successive steps; NaN if unmeasured
+	Failed     bool            `json:"failed"`           // not converged, or reconstruction error above -max-error
+	Errors     []float64       `json:"-"`                // reconstruction error per iteration, for the plot
 }
 
 // run inverts the data windows as a stack, then every sub-block on the adversarial and
@@ -165,8 +166,8 @@ func (e *experiment) run() ([]record, error) {
 // record turns a flow result for the true input x into a record.
 func (e *experiment) record(r flow.Result, x []float64, kind string, spread float64, stack bool) record {
 	return record{Arch: e.model.Cfg.Arch, Block: r.Block, Norm: r.Norm.String(), Input: kind, Spread: spread, Stack: stack,
-		InputNorm: jsonFloat(r.Norm.Of(x, e.model.Cfg.Width)),
-		Lipschitz: jsonFloat(r.Lipschitz), Certified: r.Certified, Converged: r.Converged, Iterations: r.Iterations,
-		Step: jsonFloat(r.Step), Error: jsonFloat(r.Error), Rate: jsonFloat(r.Rate),
+		InputNorm: jsonfloat.Float(r.Norm.Of(x, e.model.Cfg.Width)),
+		Lipschitz: jsonfloat.Float(r.Lipschitz), Certified: r.Certified, Converged: r.Converged, Iterations: r.Iterations,
+		Step: jsonfloat.Float(r.Step), Error: jsonfloat.Float(r.Error), Rate: jsonfloat.Float(r.Rate),
 		Failed: !r.Converged || !(r.Error <= e.cfg.maxError), Errors: r.Errors}
 }

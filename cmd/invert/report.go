@@ -4,28 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"strings"
 	"text/tabwriter"
 )
-
-// jsonFloat is a float64 written as a JSON number, or as the string "NaN", "+Inf" or "-Inf"
-// (which Python's float() parses): a diverging inversion produces them.
-type jsonFloat float64
-
-// MarshalJSON writes f as a number, or as a string when it is not finite.
-func (f jsonFloat) MarshalJSON() ([]byte, error) {
-	x := float64(f)
-	switch {
-	case math.IsNaN(x):
-		return []byte(`"NaN"`), nil
-	case math.IsInf(x, 1):
-		return []byte(`"+Inf"`), nil
-	case math.IsInf(x, -1):
-		return []byte(`"-Inf"`), nil
-	}
-	return json.Marshal(x)
-}
 
 // writeJSON writes one JSON object per line.
 func writeJSON(w io.Writer, records []record) error {

@@ -1,4 +1,6 @@
-package train
+// Package jsonfloat writes and reads float64 values in JSON, NaN and the infinities
+// included.
+package jsonfloat
 
 import (
 	"encoding/json"
@@ -7,14 +9,14 @@ import (
 	"strconv"
 )
 
-// jsonFloat is a float64 in the JSON this package writes. JSON has no
-// numbers for NaN and the infinities, which are exactly what a failing run
-// produces, so they are written as the strings "NaN", "+Inf" and "-Inf"
-// (which Python's float() also parses); finite values are plain numbers.
-type jsonFloat float64
+// Float is a float64 in JSON. JSON has no numbers for NaN and the infinities,
+// which are exactly what a failing run produces, so they are written as the
+// strings "NaN", "+Inf" and "-Inf" (which Python's float() also parses);
+// finite values are plain numbers.
+type Float float64
 
 // MarshalJSON writes f as a number, or as a string when it is not finite.
-func (f jsonFloat) MarshalJSON() ([]byte, error) {
+func (f Float) MarshalJSON() ([]byte, error) {
 	x := float64(f)
 	switch {
 	case math.IsNaN(x):
@@ -28,16 +30,16 @@ func (f jsonFloat) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON reads a number or one of the strings MarshalJSON writes.
-func (f *jsonFloat) UnmarshalJSON(b []byte) error {
+func (f *Float) UnmarshalJSON(b []byte) error {
 	var s string
 	if err := json.Unmarshal(b, &s); err == nil {
 		switch s {
 		case "NaN":
-			*f = jsonFloat(math.NaN())
+			*f = Float(math.NaN())
 		case "+Inf":
-			*f = jsonFloat(math.Inf(1))
+			*f = Float(math.Inf(1))
 		case "-Inf":
-			*f = jsonFloat(math.Inf(-1))
+			*f = Float(math.Inf(-1))
 		default:
 			return fmt.Errorf("%q is not a number, \"NaN\", \"+Inf\" or \"-Inf\"", s)
 		}
@@ -47,6 +49,6 @@ func (f *jsonFloat) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return fmt.Errorf("%s is not a number", b)
 	}
-	*f = jsonFloat(x)
+	*f = Float(x)
 	return nil
 }
