@@ -23,10 +23,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"lipformer/expressive"
+	"lipformer/internal/cli"
 )
 
 func main() {
@@ -95,10 +95,10 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		c.inPaths = strings.Split(*in, ",")
 	}
 	var err error
-	if c.Ls, err = parseInts("-L", *Ls); err != nil {
+	if c.Ls, err = cli.Ints("-L", *Ls); err != nil {
 		return nil, err
 	}
-	if c.ks, err = parseInts("-k", *ks); err != nil {
+	if c.ks, err = cli.Ints("-k", *ks); err != nil {
 		return nil, err
 	}
 	for _, m := range strings.Split(*methods, ",") {
@@ -143,17 +143,4 @@ func (c *config) check() error {
 		}
 	}
 	return nil
-}
-
-// parseInts parses a comma-separated list of positive integers given to flag name.
-func parseInts(name, s string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		v, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || v < 1 {
-			return nil, fmt.Errorf("%s: %q is not a positive integer", name, f)
-		}
-		out = append(out, v)
-	}
-	return out, nil
 }

@@ -3,12 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
-
-	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
 
 	"lipformer/expressive"
+	"lipformer/internal/cli"
 )
 
 // group is the results of one (method, k) across L, with its fits when there are any.
@@ -77,7 +74,7 @@ func (c *config) runCells(stdout, stderr io.Writer) ([]*group, error) {
 	if len(cells) == 0 {
 		return nil, fmt.Errorf("no cell to run: gd needs some L <= -gd-L-max")
 	}
-	bar := newBar(stderr, len(cells))
+	bar := cli.Bar(stderr, len(cells), "cells")
 	var groups []*group
 	for _, cell := range cells {
 		if len(groups) == 0 || groups[len(groups)-1].method != cell.Method || groups[len(groups)-1].k != cell.K {
@@ -150,15 +147,4 @@ func (g *group) fit() {
 	var err error
 	g.logFit, g.lin, err = expressive.FitD(Ls, ds)
 	g.fitted = err == nil
-}
-
-// newBar returns a progress bar over n cells on stderr, or nil when stderr is not a
-// terminal or CI is set.
-func newBar(stderr io.Writer, n int) *progressbar.ProgressBar {
-	f, ok := stderr.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) || os.Getenv("CI") != "" {
-		return nil
-	}
-	return progressbar.NewOptions(n, progressbar.OptionSetWriter(stderr), progressbar.OptionShowCount(),
-		progressbar.OptionSetElapsedTime(true), progressbar.OptionSetDescription("cells"))
 }

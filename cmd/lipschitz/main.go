@@ -62,6 +62,7 @@ import (
 	"strconv"
 	"strings"
 
+	"lipformer/internal/cli"
 	"lipformer/lipschitz/search"
 	"lipformer/ops"
 )
@@ -151,7 +152,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	if c.norm, err = search.ParseNorm(*norm); err != nil {
 		return nil, fmt.Errorf("-norm: %w", err)
 	}
-	if c.ns, err = parseInts("-n", *ns); err != nil {
+	if c.ns, err = cli.Ints("-n", *ns); err != nil {
 		return nil, err
 	}
 	if *radius == "" && c.kind == ops.DotProduct {
@@ -208,20 +209,6 @@ func (c *config) check() error {
 		}
 	}
 	return nil
-}
-
-// parseInts parses a comma-separated list of positive integers given to flag
-// name.
-func parseInts(name, s string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		v, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || v < 1 {
-			return nil, fmt.Errorf("%s: %q is not a positive integer", name, f)
-		}
-		out = append(out, v)
-	}
-	return out, nil
 }
 
 // parseRadii parses the comma-separated radii of -radius: finite, >= 0.

@@ -5,13 +5,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"sort"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
 
+	"lipformer/internal/cli"
 	"lipformer/layers"
 	"lipformer/lipschitz"
 	"lipformer/lipschitz/search"
@@ -34,7 +33,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	bar := newBar(stderr, len(c.ns)*len(c.radii)*c.inits)
+	bar := cli.Bar(stderr, len(c.ns)*len(c.radii)*c.inits, "starts")
 	var recs []record
 	for _, n := range c.ns {
 		var prev *warmStart
@@ -170,15 +169,4 @@ func median(v []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-// newBar returns a progress bar over n starts on stderr, or nil when stderr
-// is not a terminal or CI is set.
-func newBar(stderr io.Writer, n int) *progressbar.ProgressBar {
-	f, ok := stderr.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) || os.Getenv("CI") != "" {
-		return nil
-	}
-	return progressbar.NewOptions(n, progressbar.OptionSetWriter(stderr), progressbar.OptionShowCount(),
-		progressbar.OptionSetElapsedTime(true), progressbar.OptionSetPredictTime(true), progressbar.OptionSetDescription("starts"))
 }

@@ -9,7 +9,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
+	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
 	"lipformer/data"
@@ -57,4 +60,28 @@ func LoadCorpus(ctx context.Context, spec, split, dataDir string, log *slog.Logg
 		opt.Split = s
 	}
 	return data.Load(ctx, spec, opt)
+}
+
+// Ints parses a comma-separated list of positive integers given to the named flag.
+func Ints(flag, s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || v < 1 {
+			return nil, fmt.Errorf("%s: %q is not a positive integer", flag, f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// Bar is a progress bar over n items named desc, drawn on w when Progress would draw on
+// it; nil otherwise.
+func Bar(w io.Writer, n int, desc string) *progressbar.ProgressBar {
+	f, ok := w.(*os.File)
+	if !ok || Progress(f) == nil {
+		return nil
+	}
+	return progressbar.NewOptions(n, progressbar.OptionSetWriter(w), progressbar.OptionShowCount(),
+		progressbar.OptionSetElapsedTime(true), progressbar.OptionSetPredictTime(true), progressbar.OptionSetDescription(desc))
 }
