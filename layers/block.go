@@ -44,6 +44,8 @@ type BlockConfig struct {
 	Layers  int     // depth of the model, which scales the residual projections' init
 	LipC    float64 // c of contractive L2 attention, or 0
 	Context int     // the model's context, the N of the contractive bound
+	// BalanceL2 rescales tied L2 value maps after initialisation (Attention.BalanceL2Values).
+	BalanceL2 bool
 }
 
 // Block is a transformer block: an attention and an MLP sub-block, each residual, with
@@ -61,17 +63,30 @@ func NewBlock(name string, cfg BlockConfig, dt tensor.Dtype, rng *rand.Rand) (*B
 	if _, err := ParseNorm(string(cfg.Norm)); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	proj := residualStd(cfg.Std, max(cfg.Layers, 1))
-	attn, err := NewAttention(name+".attn", cfg.Kind, cfg.Width, cfg.Heads, cfg.Causal, cfg.Std, proj, dt, rng)
+	attn, err := newBlockAttention(name+".attn", cfg, dt, rng)
 	if err != nil {
 		return nil, err
 	}
 	attn.LipC, attn.BoundLen = cfg.LipC, cfg.Context
+	proj := residualStd(cfg.Std, max(cfg.Layers, 1))
 	b := &Block{Cfg: cfg, Attn: attn, MLP: NewMLP(name+".mlp", cfg.Width, cfg.Hidden, cfg.Std, proj, dt, rng)}
 	if cfg.Norm != NoLN {
 		b.LN1, b.LN2 = NewLayerNorm(name+".ln1", cfg.Width, dt), NewLayerNorm(name+".ln2", cfg.Width, dt)
 	}
 	return b, nil
+}
+
+// newBlockAttention makes the attention of a block: GPT-2's initialisation, the output map
+// scaled down with depth, and tied L2 value maps balanced when cfg.BalanceL2 says so.
+func newBlockAttention(name string, cfg BlockConfig, dt tensor.Dtype, rng *rand.Rand) (*Attention, error) {
+	attn, err := NewAttention(name, cfg.Kind, cfg.Width, cfg.Heads, cfg.Causal, cfg.Std, residualStd(cfg.Std, max(cfg.Layers, 1)), dt, rng)
+	if err != nil || !cfg.BalanceL2 || cfg.Kind != ops.L2 {
+		return attn, err
+	}
+	if _, err := attn.BalanceL2Values(); err != nil {
+		return nil, err
+	}
+	return attn, nil
 }
 
 // Forward maps x (B*T, D) to (B*T, D).

@@ -6,6 +6,8 @@ import (
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"lipformer/lipschitz"
 )
 
 // Embedding maps integer ids to rows of a table W (V, D).
@@ -41,3 +43,26 @@ func (e *Embedding) Positions(g *Graph) (*G.Node, error) {
 	pos := G.NodeFromAny(g.G, tensor.New(tensor.WithShape(len(ids)), tensor.WithBacking(ids)), G.WithName(e.W.Name+".ids"))
 	return G.ByIndices(g.Node(e.W), pos, 0)
 }
+
+// Unembed maps x (N, D) to logits x W^T (N, V): the table used as the output layer, as in
+// GPT-2 and nanoGPT, where the head shares the token embedding's weights.
+func (e *Embedding) Unembed(g *Graph, x *G.Node) (*G.Node, error) {
+	w := g.Node(e.W) // (V, D)
+	if x.Dims() != 2 || x.Shape()[1] != w.Shape()[1] {
+		return nil, fmt.Errorf("%s: unembed input %v, want (N, %d)", e.W.Name, x.Shape(), w.Shape()[1])
+	}
+	wt, err := G.Transpose(w) // (D, V)
+	if err != nil {
+		return nil, err
+	}
+	return G.Mul(x, wt)
+}
+
+// UnembedLipschitzInf is the inf-norm Lipschitz constant of Unembed, x -> x W^T: the largest
+// absolute row sum of W.
+func (e *Embedding) UnembedLipschitzInf() float64 {
+	return lipschitz.LinearLipInf(denseOf(e.W).T())
+}
+
+// UnembedLipschitz2 is the 2-norm Lipschitz constant of Unembed: the spectral norm of W.
+func (e *Embedding) UnembedLipschitz2() float64 { return lipschitz.Norm2(denseOf(e.W)) }

@@ -58,3 +58,32 @@ func TestPositionsRepeatPerSequence(t *testing.T) {
 		t.Error("a sequence of 7 accepted with 6 positions")
 	}
 }
+
+func TestUnembedForwardGradientAndBounds(t *testing.T) {
+	e := NewEmbedding("tok", 4, 3, 1, tensor.Float64, rng(6)) // (V=4, D=3)
+	x := tensor.New(tensor.WithShape(5, 3), tensor.WithBacking([]float64{
+		0.3, -1, 2, 0, 0.5, -0.2, 1, 1, 1, -2, 0.1, 0.7, 0.4, 0.4, -0.9}))
+	checkGrad(t, "unembed", []*Param{e.W}, x, 1, 5, e.Unembed)
+	got := forward(t, x, 1, 5, e.Unembed)
+	w := rowsOf(e.W.Value)
+	want := make([][]float64, 5)
+	for i, xi := range rowsOf(x) {
+		for _, wv := range w {
+			s := 0.0
+			for d := range xi {
+				s += xi[d] * wv[d]
+			}
+			want[i] = append(want[i], s)
+		}
+	}
+	assertRows(t, "unembed", got, want, 1e-12)
+
+	// The map is linear: its Jacobian is W itself (V, D), so the bounds are attained.
+	e.W.Value = tensor.New(tensor.WithShape(2, 2), tensor.WithBacking([]float64{1, -2, 3, 4}))
+	if got := e.UnembedLipschitzInf(); got != 7 { // largest absolute row sum of W: 3+4
+		t.Errorf("inf-norm constant %v, want 7", got)
+	}
+	if got := e.UnembedLipschitz2(); got < 5.11 || got > 5.12 { // sigma_max = 5.1167...
+		t.Errorf("2-norm constant %v, want 5.1167", got)
+	}
+}

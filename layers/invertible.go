@@ -37,7 +37,7 @@ func NewInvertibleBlock(name string, cfg BlockConfig, dt tensor.Dtype, rng *rand
 	if !(cfg.LipC > 0 && cfg.LipC < 1) || cfg.Context < 1 {
 		return nil, fmt.Errorf("%s: Lipschitz coefficient %g and context %d, want 0 < c < 1 and context >= 1", name, cfg.LipC, cfg.Context)
 	}
-	attn, err := NewAttention(name+".attn", cfg.Kind, cfg.Width, cfg.Heads, cfg.Causal, cfg.Std, residualStd(cfg.Std, max(cfg.Layers, 1)), dt, rng)
+	attn, err := newBlockAttention(name+".attn", cfg, dt, rng)
 	if err != nil {
 		return nil, err
 	}

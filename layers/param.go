@@ -48,6 +48,22 @@ func (p *Param) fill(c float64) {
 	}
 }
 
+// scaleColumnBlocks multiplies column block h (columns h*width..(h+1)*width) of the matrix
+// p by scales[h].
+func (p *Param) scaleColumnBlocks(width int, scales []float64) {
+	cols := p.Value.Shape()[1]
+	switch v := p.Value.Data().(type) {
+	case []float32:
+		for i := range v {
+			v[i] *= float32(scales[(i%cols)/width])
+		}
+	case []float64:
+		for i := range v {
+			v[i] *= scales[(i%cols)/width]
+		}
+	}
+}
+
 // Float64s returns a copy of the parameter's values as float64.
 func (p *Param) Float64s() []float64 { return float64sOf(p.Value) }
 

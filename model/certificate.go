@@ -90,7 +90,11 @@ func (m *Model) Certificate() (*Certificate, error) {
 		return nil, err
 	}
 	c.add(Factor{Name: "lnf", Inf: Bound(lnInf), Two: Bound(ln2), Note: "LayerNorm: max|gain|/sqrt(eps)"})
-	c.add(Factor{Name: "head", Inf: Bound(m.Head.LipschitzInf()), Two: Bound(m.Head.Lipschitz2())})
+	if m.Head == nil {
+		c.add(Factor{Name: "head", Inf: Bound(m.Tok.UnembedLipschitzInf()), Two: Bound(m.Tok.UnembedLipschitz2()), Note: "tied to the token embedding"})
+	} else {
+		c.add(Factor{Name: "head", Inf: Bound(m.Head.LipschitzInf()), Two: Bound(m.Head.Lipschitz2())})
+	}
 	return c, nil
 }
 

@@ -41,7 +41,7 @@ func networkJacobian(t *testing.T, m *Model) func(x []float64) *mat.Dense {
 	if y, err = m.LNf.Forward(g, y); err != nil {
 		t.Fatal(err)
 	}
-	if y, err = m.Head.Forward(g, y); err != nil { // (rows*T, V)
+	if y, err = m.head(g, y); err != nil { // (rows*T, V)
 		t.Fatal(err)
 	}
 	sel := make([]float64, rows*T*V)
@@ -75,10 +75,14 @@ func networkJacobian(t *testing.T, m *Model) func(x []float64) *mat.Dense {
 // exact Jacobian of the network at random embedded inputs never exceeds the certificate's
 // products, in either norm; dot-product attention gets no finite bound.
 func TestCertificateBoundsTheNetwork(t *testing.T) {
-	for _, c := range []struct{ arch, norm string }{
-		{"l2", "none"}, {"l2", "pre"}, {"l2", "post"}, {"contractive-l2", "none"}, {"invertible-l2", "none"},
+	for _, c := range []struct {
+		arch, norm string
+		tie        bool
+	}{
+		{"l2", "none", false}, {"l2", "pre", false}, {"l2", "post", false}, {"l2", "pre", true},
+		{"contractive-l2", "none", false}, {"invertible-l2", "none", false},
 	} {
-		cfg := Config{Arch: c.arch, Layers: 2, Heads: 2, Width: 4, Context: 4, Vocab: 5, Norm: c.norm, LipC: 0.9, Dtype: "float64", Std: 0.5}
+		cfg := Config{Arch: c.arch, Layers: 2, Heads: 2, Width: 4, Context: 4, Vocab: 5, Norm: c.norm, LipC: 0.9, Dtype: "float64", Std: 0.5, Tie: c.tie}
 		m, err := New(cfg, 3)
 		if err != nil {
 			t.Fatal(err)

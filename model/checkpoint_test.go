@@ -11,8 +11,8 @@ import (
 )
 
 func TestCheckpointRoundTrip(t *testing.T) {
-	for _, arch := range Architectures {
-		cfg := tiny(arch)
+	for _, v := range variants() {
+		arch, cfg := v.name, v.cfg
 		cfg.Dtype = "float32"
 		m, err := New(cfg, 7)
 		if err != nil {

@@ -32,6 +32,9 @@ type Config struct {
 	LipC    float64 `json:"lip_c"`   // Lipschitz coefficient c of contractive attention and invertible branches
 	Dtype   string  `json:"dtype"`   // float32 or float64
 	Std     float64 `json:"init_std"`
+	Tie     bool    `json:"tie"` // the head is the token embedding transposed (GPT-2, nanoGPT)
+	// BalanceL2 starts tied L2 value paths at dot-product scale (layers.Attention.BalanceL2Values).
+	BalanceL2 bool `json:"balance_l2"`
 }
 
 // Default is a small pre-LN L2 model: 4 layers, 4 heads, width 128, context 64.

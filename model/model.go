@@ -18,11 +18,12 @@ type Model struct {
 	Blocks []*layers.Block
 	Inv    []*layers.InvertibleBlock // the blocks of invertible architectures, instead of Blocks
 	LNf    *layers.LayerNorm         // final LayerNorm
-	Head   *layers.Linear            // (D, V), no bias
+	Head   *layers.Linear            // (D, V), no bias; nil when Cfg.Tie (the head is Tok.W^T)
 }
 
 // New builds a model with weights initialised from seed as in GPT-2: N(0, std^2), the
 // residual projections scaled by 1/sqrt(2 layers), zero biases, unit LayerNorm gains.
+// With cfg.Tie the head shares the token table, which is then weight-decayed like a matrix.
 // An invertible architecture has no LayerNorm in its blocks: its config's Norm becomes none.
 func New(cfg Config, seed uint64) (*Model, error) {
 	if err := cfg.Validate(); err != nil {
@@ -42,7 +43,8 @@ func New(cfg Config, seed uint64) (*Model, error) {
 		LNf: layers.NewLayerNorm("lnf", cfg.Width, dt),
 	}
 	bc := layers.BlockConfig{Width: cfg.Width, Heads: cfg.Heads, Hidden: cfg.hidden(), Kind: kind, Norm: norm,
-		Causal: true, Dropout: cfg.Dropout, Std: cfg.Std, Layers: cfg.Layers, LipC: cfg.contraction(), Context: cfg.Context}
+		Causal: true, Dropout: cfg.Dropout, Std: cfg.Std, Layers: cfg.Layers, LipC: cfg.contraction(), Context: cfg.Context,
+		BalanceL2: cfg.BalanceL2}
 	for i := 0; i < cfg.Layers; i++ {
 		name := fmt.Sprintf("h%d", i)
 		if cfg.invertible() {
@@ -58,6 +60,10 @@ func New(cfg Config, seed uint64) (*Model, error) {
 			return nil, err
 		}
 		m.Blocks = append(m.Blocks, b)
+	}
+	if cfg.Tie {
+		m.Tok.W.Decay = true
+		return m, nil
 	}
 	m.Head = layers.NewLinear("head", cfg.Width, cfg.Vocab, false, cfg.Std, dt, rng)
 	return m, nil
@@ -81,7 +87,11 @@ func (m *Model) Params() []*layers.Param {
 	for _, b := range m.Inv {
 		ps = append(ps, b.Params()...)
 	}
-	return append(ps, m.LNf.Gain, m.LNf.Bias, m.Head.W)
+	ps = append(ps, m.LNf.Gain, m.LNf.Bias)
+	if m.Head != nil {
+		ps = append(ps, m.Head.W)
+	}
+	return ps
 }
 
 // NumParams is the number of scalar parameters.
@@ -120,5 +130,13 @@ func (m *Model) logits(g *layers.Graph, ids *G.Node) (*G.Node, error) {
 	if x, err = m.LNf.Forward(g, x); err != nil {
 		return nil, err
 	}
-	return m.Head.Forward(g, x) // (B*T, V)
+	return m.head(g, x)
+}
+
+// head maps the final hidden states x (B*T, D) to logits (B*T, V).
+func (m *Model) head(g *layers.Graph, x *G.Node) (*G.Node, error) {
+	if m.Head == nil {
+		return m.Tok.Unembed(g, x)
+	}
+	return m.Head.Forward(g, x)
 }

@@ -12,6 +12,29 @@ func tiny(arch string) Config {
 	return Config{Arch: arch, Layers: 2, Heads: 2, Width: 8, Context: 5, Vocab: 7, Norm: "pre", LipC: 0.9, Dtype: "float64", Std: 0.3}
 }
 
+// variant is a named test configuration.
+type variant struct {
+	name string
+	cfg  Config
+}
+
+// variants are the tiny configurations of every architecture, of dp and l2 with the head
+// tied to the token embedding, and of invertible-l2 with balanced value maps.
+func variants() []variant {
+	var vs []variant
+	for _, arch := range Architectures {
+		vs = append(vs, variant{arch, tiny(arch)})
+	}
+	for _, arch := range []string{"dp", "l2"} {
+		c := tiny(arch)
+		c.Tie = true
+		vs = append(vs, variant{arch + "-tied", c})
+	}
+	c := tiny("invertible-l2")
+	c.BalanceL2 = true
+	return append(vs, variant{"invertible-l2-balanced", c})
+}
+
 // fill writes a random batch into a program.
 func fill(p *Program, seed uint64, vocab int) {
 	r := rand.New(rand.NewPCG(seed, 3))
@@ -33,8 +56,9 @@ func mustProgram(t *testing.T, m *Model, mode Mode, batch int) *Program {
 }
 
 func TestTrainAndEvalProgramsAgree(t *testing.T) {
-	for _, arch := range Architectures {
-		m, err := New(tiny(arch), 1)
+	for _, v := range variants() {
+		arch := v.name
+		m, err := New(v.cfg, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,9 +81,9 @@ func TestTrainAndEvalProgramsAgree(t *testing.T) {
 // TestModelGradient compares the training program's gradient of every parameter tensor
 // (a few elements each) with central differences of the evaluation program's loss.
 func TestModelGradient(t *testing.T) {
-	for _, arch := range Architectures {
-		t.Run(arch, func(t *testing.T) {
-			m, err := New(tiny(arch), 2)
+	for _, v := range variants() {
+		t.Run(v.name, func(t *testing.T) {
+			m, err := New(v.cfg, 2)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -178,5 +202,29 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: error %v, want one naming %q", cfg, err, c.want)
 		}
+	}
+}
+
+func TestTiedHeadIsTheTokenTable(t *testing.T) {
+	cfg := tiny("dp")
+	cfg.Tie = true
+	m, err := New(cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Head != nil || !m.Tok.W.Decay {
+		t.Fatalf("tied model: head %v, token table decayed %v", m.Head, m.Tok.W.Decay)
+	}
+	for _, p := range m.Params() {
+		if strings.HasPrefix(p.Name, "head") {
+			t.Errorf("tied model has a head parameter %s", p.Name)
+		}
+	}
+	untied, err := New(tiny("dp"), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := untied.NumParams()-m.NumParams(), cfg.Width*cfg.Vocab; got != want {
+		t.Errorf("tying saves %d parameters, want %d", got, want)
 	}
 }

@@ -30,6 +30,11 @@ func Add(fs *flag.FlagSet, cfg *model.Config, opt *train.Options, skip ...string
 			fs.Float64Var(p, name, value, usage)
 		}
 	}
+	boolean := func(p *bool, name string, value bool, usage string) {
+		if !slices.Contains(skip, name) {
+			fs.BoolVar(p, name, value, usage)
+		}
+	}
 	dataDir := new(string)
 	str(&cfg.Arch, "arch", cfg.Arch, "architecture: "+strings.Join(model.Architectures, ", "))
 	str(&opt.Data, "data", opt.Data, "corpus: enwik8, shakespeare, a file path, or empty for Newton's Opticks from the Go toolchain")
@@ -43,6 +48,8 @@ func Add(fs *flag.FlagSet, cfg *model.Config, opt *train.Options, skip ...string
 	real(&cfg.Dropout, "dropout", cfg.Dropout, "dropout on residual branches")
 	str(&cfg.Norm, "norm", cfg.Norm, "LayerNorm placement: pre, post or none")
 	real(&cfg.LipC, "lip-c", cfg.LipC, "Lipschitz coefficient c of contractive attention and invertible blocks")
+	boolean(&cfg.Tie, "tie", cfg.Tie, "tie the output head to the token embedding (as GPT-2 and nanoGPT)")
+	boolean(&cfg.BalanceL2, "balance-l2", cfg.BalanceL2, "initialise tied L2 value maps so that A_h W^V_h starts at the norm of W^V_h (dot-product scale)")
 	str(&cfg.Dtype, "dtype", cfg.Dtype, "float32 or float64")
 	num(&opt.Batch, "batch", opt.Batch, "sequences per step")
 	num(&opt.Steps, "steps", opt.Steps, "optimizer steps")
