@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 
 	"gonum.org/v1/gonum/mat"
+
+	"lipformer/train"
 )
 
 // GDOptions configures the gd method.
@@ -34,16 +36,22 @@ func (o GDOptions) validate() error {
 }
 
 // GDSet is the gd method for one trial set: a fixed random module of head width d shared
-// by every target, whose input X is found per target by Adam on Loss.
+// by every target, whose input X is found per target by Adam on the loss of loss.go,
+// differentiated by Gorgonia.
 //
 // The input width is 2d, as for the constructive method, and W_Q, W_K are 2d x d with
 // independent N(0, 1/(2d)) entries. Then [W_Q, W_K] is square and almost surely
 // invertible, so Q = X W_Q and K = X W_K range over all pairs of L x d matrices: the module
 // can produce exactly the logit matrices of rank <= d, the same family as the constructive
 // method, which makes the smallest d of the two methods comparable.
+//
+// A GDSet compiles one loss graph per target shape (L, largest row support) on first use
+// and reuses it for every step and every later target of that shape. It is not safe for
+// concurrent use.
 type GDSet struct {
-	Module *Module
-	Opts   GDOptions
+	Module   *Module
+	Opts     GDOptions
+	machines map[[2]int]*gdMachine // by (L, K)
 }
 
 // NewGDSet draws the module of head width d from seed (it does not depend on L).
@@ -85,9 +93,26 @@ type GDResult struct {
 	MaxAbsLogit float64 // max |z_ij| of the final logits: the scale the input needed
 }
 
+// machine returns the compiled loss for targets shaped like t, building it on first use.
+func (s *GDSet) machine(t *Target) (*gdMachine, error) {
+	key := [2]int{t.L, maxRowSize(t)}
+	if gm, ok := s.machines[key]; ok {
+		return gm, nil
+	}
+	if s.machines == nil {
+		s.machines = map[[2]int]*gdMachine{}
+	}
+	gm, err := newGDMachine(s.Module, key[0], key[1], s.Opts.Eps)
+	if err != nil {
+		return nil, err
+	}
+	s.machines[key] = gm
+	return gm, nil
+}
+
 // Fit searches an input X realising t: X starts with independent N(0, d^{-1/2}) entries
-// drawn from rng (so the logits start with unit variance) and takes Adam steps on Loss
-// until the precision succeeds or MaxIter steps are done.
+// drawn from rng (so the logits start with unit variance) and takes Adam steps on the
+// loss until the precision succeeds or MaxIter steps are done.
 func (s *GDSet) Fit(t *Target, rng *rand.Rand) (GDResult, error) {
 	if err := t.Validate(); err != nil {
 		return GDResult{}, err
@@ -95,17 +120,26 @@ func (s *GDSet) Fit(t *Target, rng *rand.Rand) (GDResult, error) {
 	if rng == nil {
 		return GDResult{}, fmt.Errorf("expressive: gd Fit needs a random generator")
 	}
-	n := s.Module.InputWidth()
-	x := mat.NewDense(t.L, n, nil)
-	sd := math.Pow(float64(s.Module.HeadWidth()), -0.25)
-	raw := x.RawMatrix().Data
-	for i := range raw {
-		raw[i] = sd * rng.NormFloat64()
+	gm, err := s.machine(t)
+	if err != nil {
+		return GDResult{}, err
 	}
-	opt := newAdam(len(raw), s.Opts.LearningRate)
+	if err := gm.lg.SetTarget(t); err != nil {
+		return GDResult{}, err
+	}
+	x := gm.X() // (L, 2d), row-major
+	sd := math.Pow(float64(s.Module.HeadWidth()), -0.25)
+	for i := range x {
+		x[i] = sd * rng.NormFloat64()
+	}
+	grad := make([]float64, len(x)) // (L, 2d)
+	opt, err := train.NewAdam([]train.Param[float64]{{Name: "X", Value: x, Grad: grad}}, train.DefaultAdamConfig())
+	if err != nil {
+		return GDResult{}, err
+	}
 	var res GDResult
 	for it := 0; ; it++ {
-		loss, grad, z, err := s.LossGrad(x, t)
+		loss, z, err := gm.Run(grad)
 		if err != nil {
 			return GDResult{}, err
 		}
@@ -119,36 +153,12 @@ func (s *GDSet) Fit(t *Target, rng *rand.Rand) (GDResult, error) {
 		res.FinalLoss, res.Precision, res.Iterations = loss, prec, it
 		res.Success = prec.Success(s.Opts.Eps)
 		if res.Success || it == s.Opts.MaxIter {
-			res.X, res.MaxAbsLogit = x, maxAbs(z)
+			res.X = mat.NewDense(t.L, s.Module.InputWidth(), append([]float64(nil), x...))
+			res.MaxAbsLogit = maxAbs(z)
 			return res, nil
 		}
-		opt.step(raw, grad.RawMatrix().Data)
+		if err := opt.Step(s.Opts.LearningRate); err != nil {
+			return GDResult{}, err
+		}
 	}
-}
-
-// LossGrad returns Loss at the module's logits on x, its gradient with respect to x
-// (back-propagated by hand through Z = Q K^T, Q = X W_Q, K = X W_K), and the logits.
-// x, grad: (L, 2d); z: (L, L)
-func (s *GDSet) LossGrad(x *mat.Dense, t *Target) (loss float64, grad, z *mat.Dense, err error) {
-	q, k, err := s.Module.project(x)
-	if err != nil {
-		return 0, nil, nil, err
-	}
-	L, n := x.Dims()
-	if L != t.L {
-		return 0, nil, nil, fmt.Errorf("expressive: input X has %d rows, want the target's L = %d", L, t.L)
-	}
-	d := s.Module.HeadWidth()
-	z = mat.NewDense(L, L, nil)
-	z.Mul(q, k.T())
-	loss, gz := Loss(z, t, s.Opts.Eps)
-	dq, dk := mat.NewDense(L, d, nil), mat.NewDense(L, d, nil) // (L, d)
-	dq.Mul(gz, k)
-	dk.Mul(gz.T(), q)
-	grad = mat.NewDense(L, n, nil)
-	grad.Mul(dq, s.Module.WQ.T())
-	var tmp mat.Dense
-	tmp.Mul(dk, s.Module.WK.T())
-	grad.Add(grad, &tmp)
-	return loss, grad, z, nil
 }

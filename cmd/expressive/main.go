@@ -4,12 +4,12 @@
 // the constructive method jl and the gradient-descent method gd, and fits d against log L
 // and against L.
 //
-// Per (method, k, L) it searches d by doubling from 1 and then bisecting (it assumes that
-// success is monotone in d) for the smallest d at which at least a fraction 1 - delta of
-// -trials random targets succeed. The human table goes to stdout, or to stderr with -json,
-// which writes one JSON object per line to stdout instead. With -in it runs nothing and
-// reports, fits and plots the cells of earlier -json outputs, so that an experiment can be
-// run in parts.
+// Per (method, k, L) it searches d by doubling from 1 (gd: from -gd-d-start) and then
+// bisecting (it assumes that success is monotone in d) for the smallest d at which at
+// least a fraction 1 - delta of -trials random targets succeed. The human table goes to
+// stdout, or to stderr with -json, which writes one JSON object per line to stdout
+// instead. With -in it runs nothing and reports, fits and plots the cells of earlier
+// -json outputs, so that an experiment can be run in parts.
 //
 //	expressive -L 16,64,256,1024 -k 1,2,4 -method jl -json > runs/jl.jsonl
 //	expressive -L 16,32,64 -k 2 -method gd -json > runs/gd.jsonl
@@ -49,6 +49,7 @@ type config struct {
 	margin   float64
 	gd       expressive.GDOptions
 	gdLMax   int
+	gdDStart int
 	gdDMax   int
 	gdRelTol float64
 	gdFull   bool
@@ -76,6 +77,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.gd.MaxIter, "gd-iters", expressive.DefaultGDOptions(0.1).MaxIter, "gd: Adam steps per target")
 	fs.Float64Var(&c.gd.LearningRate, "gd-lr", expressive.DefaultGDOptions(0.1).LearningRate, "gd: Adam learning rate")
 	fs.IntVar(&c.gdLMax, "gd-L-max", 256, "gd runs only for L <= gd-L-max")
+	fs.IntVar(&c.gdDStart, "gd-d-start", 1, "first head width d tried by gd (the search doubles from it, then bisects below the first pass)")
 	fs.IntVar(&c.gdDMax, "gd-d-max", 1024, "largest head width d tried by gd")
 	fs.Float64Var(&c.gdRelTol, "gd-rel-tol", 0.1, "gd bisection stops at hi-lo <= gd-rel-tol*lo")
 	fs.BoolVar(&c.gdFull, "gd-full", false, "gd: run every trial at each d instead of stopping once pass or fail is decided")
@@ -124,6 +126,8 @@ func (c *config) check() error {
 		return fmt.Errorf("-d-max = %d, want >= 1", c.dMax)
 	case c.gdDMax < 1:
 		return fmt.Errorf("-gd-d-max = %d, want >= 1", c.gdDMax)
+	case c.gdDStart < 1 || c.gdDStart > c.gdDMax:
+		return fmt.Errorf("-gd-d-start = %d, want 1 <= gd-d-start <= gd-d-max = %d", c.gdDStart, c.gdDMax)
 	case !(c.relTol >= 0) || math.IsInf(c.relTol, 1):
 		return fmt.Errorf("-rel-tol = %v, want finite and >= 0", c.relTol)
 	case !(c.gdRelTol >= 0) || math.IsInf(c.gdRelTol, 1):

@@ -25,6 +25,8 @@ func TestFlagErrorsNameTheFlag(t *testing.T) {
 		{[]string{"-margin", "-1"}, "-margin"},
 		{[]string{"-d-max", "0"}, "-d-max"},
 		{[]string{"-gd-lr", "0"}, "-gd-lr"},
+		{[]string{"-gd-d-start", "0"}, "-gd-d-start"},
+		{[]string{"-gd-d-start", "9", "-gd-d-max", "8"}, "-gd-d-start"},
 		{[]string{"-plot", "x.jpg"}, "-plot"},
 		{[]string{"-in", "/nonexistent.jsonl"}, "-in"},
 	} {
