@@ -22,7 +22,7 @@ type Program struct {
 	params  []*layers.Param
 	grads   []*G.Node // gradient of the loss per parameter, training programs only
 	vm      G.VM
-	lossVal G.Value
+	lossVal *G.Value // a separate allocation: see NewProgram
 	logVal  G.Value
 }
 
@@ -46,7 +46,7 @@ func (m *Model) NewProgram(mode Mode, batch int) (*Program, error) {
 		return nil, err
 	}
 	n := batch * m.Cfg.Context
-	p := &Program{Graph: g, Inputs: make([]int, n), Targets: make([]int, n)}
+	p := &Program{Graph: g, Inputs: make([]int, n), Targets: make([]int, n), lossVal: new(G.Value)}
 	ids := G.NodeFromAny(g.G, tensor.New(tensor.WithShape(n), tensor.WithBacking(p.Inputs)), G.WithName("ids"))
 	if p.logits, err = m.logits(g, ids); err != nil {
 		return nil, err
@@ -59,7 +59,10 @@ func (m *Model) NewProgram(mode Mode, batch int) (*Program, error) {
 		return nil, err
 	}
 	if mode == Train {
-		G.Read(p.loss, &p.lossVal) // GORGONIA.md: registers are reused after RunAll
+		// GORGONIA.md: registers are reused after RunAll. The read op must not point into p:
+		// p holds the tape machine, which has a finalizer, and a cycle through an object
+		// with a finalizer is never collected (every closed training program leaked).
+		G.Read(p.loss, p.lossVal)
 		p.params = g.Params()
 		nodes := make(G.Nodes, len(p.params))
 		for i, q := range p.params {
@@ -95,7 +98,7 @@ func (p *Program) Run() error {
 	switch {
 	case p.grads != nil: // the loss was read by a Read node
 	case p.loss != nil:
-		p.lossVal = p.loss.Value()
+		*p.lossVal = p.loss.Value()
 	default:
 		p.logVal = p.logits.Value()
 	}
@@ -104,7 +107,10 @@ func (p *Program) Run() error {
 
 // Loss is the mean next-token loss in nats of the last run.
 func (p *Program) Loss() float64 {
-	switch v := p.lossVal.Data().(type) {
+	if *p.lossVal == nil {
+		return 0
+	}
+	switch v := (*p.lossVal).Data().(type) {
 	case float32:
 		return float64(v)
 	case float64:

@@ -50,7 +50,7 @@ func (o Options) Validate() error {
 	if _, err := o.schedule(); err != nil {
 		bad("%v", err)
 	}
-	if err := o.adam().Validate(); err != nil {
+	if err := o.AdamConfig().Validate(); err != nil {
 		bad("%v", err)
 	}
 	if o.Clip < 0 {
@@ -73,7 +73,7 @@ func (o Options) schedule() (Schedule, error) {
 	return NewSchedule(o.Schedule, ScheduleConfig{LR: o.LR, MinLR: o.MinLR, Warmup: o.Warmup, DecayIters: o.Steps})
 }
 
-// adam is the optimizer's configuration.
-func (o Options) adam() AdamConfig {
+// AdamConfig is the optimizer configuration of the options (eps 1e-8).
+func (o Options) AdamConfig() AdamConfig {
 	return AdamConfig{Beta1: o.Beta1, Beta2: o.Beta2, Eps: 1e-8, WeightDecay: o.WeightDecay}
 }

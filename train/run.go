@@ -70,13 +70,11 @@ func (r *Run) Train(ctx context.Context) (*Summary, error) {
 // trainer is the state of a run whose parameters have element type T.
 type trainer[T Float] struct {
 	*Run
-	prog, eval *model.Program
-	params     []Param[T]
-	grads      [][]T // the Grad slice of each parameter, for clipping
-	adam       *Adam[T]
-	best       bestVal
-	stab       *Stability
-	before     time.Duration // training time of the sessions before a resume
+	st     *Stepper[T] // the training program and the optimizer
+	eval   *model.Program
+	best   bestVal
+	stab   *Stability
+	before time.Duration // training time of the sessions before a resume
 }
 
 // bestVal is the best periodic validation so far.
@@ -90,8 +88,7 @@ func train[T Float](ctx context.Context, r *Run) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer t.prog.Close()
-	defer t.eval.Close()
+	defer t.close()
 	vocab := r.Corpus.Vocab
 	trainTok, err := vocab.EncodeCompact(r.Corpus.Train)
 	if err != nil {
@@ -140,7 +137,7 @@ func train[T Float](ctx context.Context, r *Run) (*Summary, error) {
 				step, loss, norm, ErrNonFinite, filepath.Join(r.Out, LatestFile))
 		}
 		lr := sched.LR(step)
-		if err := t.adam.Step(lr); err != nil {
+		if err := t.st.Update(lr); err != nil {
 			return nil, err
 		}
 		if err := metrics.WriteTrain(TrainRow{Step: step, Loss: loss, LR: lr, GradNorm: norm,
@@ -183,32 +180,35 @@ func train[T Float](ctx context.Context, r *Run) (*Summary, error) {
 // newTrainer compiles the programs, builds the optimizer and, when resuming, restores its
 // state, the best validation and the stability record. It returns the first step to run.
 func newTrainer[T Float](r *Run) (*trainer[T], int, error) {
-	prog, err := r.Model.NewProgram(model.Train, r.Opt.Batch)
+	st, err := NewStepper[T](r.Model, r.Opt.Batch, r.Opt.AdamConfig(), r.Opt.Clip, r.Opt.Seed)
 	if err != nil {
 		return nil, 0, err
 	}
 	eval, err := r.Model.NewProgram(model.Eval, r.Opt.Batch)
 	if err != nil {
+		st.Close()
 		return nil, 0, err
 	}
-	t := &trainer[T]{Run: r, prog: prog, eval: eval, best: bestVal{Step: -1, ValLoss: jsonfloat.Float(math.Inf(1))}}
-	for _, p := range prog.Params() {
-		v := p.Value.Data().([]T)
-		g := make([]T, len(v))
-		t.params = append(t.params, Param[T]{Name: p.Name, Value: v, Grad: g, Decay: p.Decay})
-		t.grads = append(t.grads, g)
-	}
-	if t.adam, err = NewAdam(t.params, r.Opt.adam()); err != nil {
-		return nil, 0, err
-	}
+	t := &trainer[T]{Run: r, st: st, eval: eval, best: bestVal{Step: -1, ValLoss: jsonfloat.Float(math.Inf(1))}}
 	if t.stab, err = NewStability(DefaultStabilityConfig()); err != nil {
+		t.close()
 		return nil, 0, err
 	}
 	if r.Resume == nil {
 		return t, 0, nil
 	}
 	start, err := t.restore(r.Resume)
-	return t, start, err
+	if err != nil {
+		t.close()
+		return nil, 0, err
+	}
+	return t, start, nil
+}
+
+// close releases the trainer's programs.
+func (t *trainer[T]) close() {
+	t.st.Close()
+	t.eval.Close()
 }
 
 // restore loads the optimizer state and best validation from a checkpoint and replays the
@@ -218,7 +218,7 @@ func (t *trainer[T]) restore(ck *model.Checkpoint) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := t.adam.LoadState(ck.Extra, ck.Meta); err != nil {
+	if err := t.st.Adam.LoadState(ck.Extra, ck.Meta); err != nil {
 		return 0, fmt.Errorf("resume: %w", err)
 	}
 	if err := json.Unmarshal([]byte(ck.Meta[MetaBest]), &t.best); err != nil {
@@ -246,25 +246,13 @@ func (t *trainer[T]) restore(ck *model.Checkpoint) (int, error) {
 }
 
 // step runs one optimisation step's forward and backward pass on batch number step and
-// clips the gradient. It returns the loss and the gradient norm before clipping. A step of
-// power iteration refreshes the spectral normalisations first (held fixed within the step).
+// clips the gradient (Stepper.Gradients). It returns the loss and the gradient norm before
+// clipping; the caller applies the update.
 func (t *trainer[T]) step(s *data.Sampler[uint8], step int) (float64, float64, error) {
-	if err := s.Batch(step, t.prog.Inputs, t.prog.Targets); err != nil {
+	if err := s.Batch(step, t.st.Prog.Inputs, t.st.Prog.Targets); err != nil {
 		return 0, 0, err
 	}
-	t.Model.PowerIterate(1)
-	t.prog.Resample(t.Opt.Seed, step)
-	if err := t.prog.Run(); err != nil {
-		return 0, 0, fmt.Errorf("step %d: %w", step, err)
-	}
-	for i, g := range t.grads {
-		d, err := t.prog.Grad(i)
-		if err != nil {
-			return 0, 0, err
-		}
-		copy(g, d.Data().([]T))
-	}
-	return t.prog.Loss(), ClipGlobalNorm(t.grads, t.Opt.Clip), nil
+	return t.st.Gradients(step)
 }
 
 // validate scores the first EvalBytes of the validation split, logs and records it, and
@@ -320,7 +308,7 @@ func (t *trainer[T]) save(name string, step int) error {
 	if err != nil {
 		return err
 	}
-	state, meta := t.adam.State()
+	state, meta := t.st.Adam.State()
 	meta[MetaTrain], meta[MetaStep], meta[MetaBest] = string(opt), strconv.Itoa(step), string(best)
 	return t.Model.Save(filepath.Join(t.Out, name), t.Corpus.Vocab.Bytes(), state, meta)
 }

@@ -1,0 +1,56 @@
+#!/bin/sh
+# Go vs PyTorch on the reference configurations, in one run per Go build: for every
+# configuration and architecture, cmd/bench times Go (train, eval, sample), writes the fresh
+# model with its batch to a checkpoint, and runs bench/torch_ref.py on it, which checks the
+# loss at step 0 and after one training step against Go's and times the same programs in
+# PyTorch. It prints the tables (median ms, tokens/s, GFLOP/s, allocations, heap, Go/PyTorch
+# ratios, loss checks) and keeps every record in OUT/*.jsonl. It exits non-zero when a loss
+# differs by more than 1e-4.
+#
+#   bench/compare.sh [OUT]                 # default OUT: out/bench
+#   STEPS=20 WARMUP=3 CONFIGS=P1,P2 ARCHS=dp,l2 bench/compare.sh
+#
+# Run it from the repository root on an idle machine. The PyTorch side needs Debian's
+# interpreter with python3-torch (apt-get install python3-torch); the OpenBLAS build needs
+# libopenblas-dev (it is skipped when the library is missing). PyTorch runs with 2 intra-op
+# threads, 1 inter-op thread, OPENBLAS_NUM_THREADS=2 and OMP_WAIT_POLICY=PASSIVE (see
+# bench/torch_ref.py; TORCH_FLAGS overrides, e.g. "-torch-threads 1 -torch-blas-threads 2").
+set -eu
+
+OUT=${1:-out/bench}
+STEPS=${STEPS:-10}
+WARMUP=${WARMUP:-2}
+CONFIGS=${CONFIGS:-P1,P2,P3}
+ARCHS=${ARCHS:-dp,l2,invertible-l2}
+PYTHON=${PYTHON:-/usr/bin/python3}
+TORCH_FLAGS=${TORCH_FLAGS:-}
+
+if ! "$PYTHON" -c 'import torch, numpy' 2>/dev/null; then
+	echo "compare.sh: $PYTHON cannot import torch: apt-get install python3-torch" >&2
+	exit 1
+fi
+mkdir -p "$OUT"
+common="-configs $CONFIGS -archs $ARCHS -steps $STEPS -warmup $WARMUP -torch -python $PYTHON $TORCH_FLAGS"
+
+# run NAME [BUILD FLAGS]: build cmd/bench, run it, keep its table and records, and
+# remember a failure (tee would hide its exit status).
+status=0
+run() {
+	name=$1
+	shift
+	go build "$@" -o "$OUT/bench-$name" ./cmd/bench
+	# shellcheck disable=SC2086
+	{ "$OUT/bench-$name" $common -o "$OUT/$name.jsonl" || echo "$?" >"$OUT/$name.failed"; } | tee "$OUT/$name.txt"
+	if [ -e "$OUT/$name.failed" ]; then
+		rm -f "$OUT/$name.failed"
+		status=1
+	fi
+}
+
+run gonum
+if [ -e /usr/lib/x86_64-linux-gnu/libopenblas.so ] || ldconfig -p 2>/dev/null | grep -q 'libopenblas\.so '; then
+	run openblas -tags openblas
+else
+	echo "compare.sh: no libopenblas.so (apt-get install libopenblas-dev): skipping the OpenBLAS build" >&2
+fi
+exit $status

@@ -1,0 +1,568 @@
+#!/usr/bin/python3
+"""PyTorch reference of lipformer's byte-level language model, for speed and correctness.
+
+It implements the model of model/ and layers/ exactly (SPEC sections 2-4): token + learned
+position embeddings, blocks (pre-, post- or no LayerNorm; invertible blocks without
+LayerNorm), a final LayerNorm and a linear head without bias (or the token table transposed
+when the config ties them). Weights are stored as lipformer stores them, (In, Out): a linear
+map is x @ W + b. Attention has no biases; head h uses columns h*d..(h+1)*d of each (D, D) map.
+
+  dp              P = softmax(q k^T / sqrt(d)), values x W^V
+  l2              keys tied to queries, logits -||q_i - q_j||^2 / sqrt(d) computed as
+                  (2 q_i.q_j - |q_i|^2 - |q_j|^2) / sqrt(d), values x W_eff with column block h of
+                  W_eff = W^{Q,h} (W^{Q,h}^T W^{V,h}) / sqrt(d)  (= P X A_h W^{V,h}, ops/l2values.go)
+  l2-untied       L2 logits with a separate key map, values x W^V
+  contractive-l2  l2 whose output is times min(1, c / UB_inf) (ops/l2bound.go, N = context)
+  invertible-l2   x + A(x), x + M(x) without LayerNorm: A contractive l2, M(x) = ELU(x W1/s1 + b1)
+                  (c W2/s2) + b2 with s = u^T W v from persistent power-iteration vectors
+  invertible-dp   dp attention with W^V / s_V and c W^O / s_O (the negative control)
+
+The MLP is Linear(D, F), exact GELU, Linear(F, D) with biases; LayerNorm eps 1e-5 (biased
+variance); attention is causal with the diagonal always kept. The loss is the mean
+cross-entropy over targets >= 0. Training is AdamW as train/adam.go: decoupled decay
+p <- p (1 - lr wd) on matrices only (2-D weights; the token table only when tied), bias
+corrections, eps added to sqrt(v_hat); the gradient is clipped to a global norm as
+train.ClipGlobalNorm (scaled by clip/norm when norm > clip, no epsilon). Invertible
+architectures run one power-iteration step before each training step, as train.Stepper.
+
+Threads are set deliberately (GORGONIA.md: competing pools made PyTorch 2.3x slower).
+Debian's torch 1.13 (BLAS_INFO=generic) calls the system libblas, OpenBLAS with its own
+pthread pool, for every matrix product, unsplit; its other kernels use OpenMP. So:
+torch.set_num_threads(--threads, default 2: the machine's cores, for OpenMP kernels),
+torch.set_num_interop_threads(--interop-threads, default 1: the model is one chain of ops),
+OPENBLAS_NUM_THREADS=--blas-threads (default 2, else every product runs on one core) and
+OMP_WAIT_POLICY=--omp-wait-policy (default PASSIVE: OpenMP workers sleep instead of spinning
+while OpenBLAS's threads need the cores), set before torch loads. The two pools then take
+turns rather than fight. Other settings are worth a try on an idle machine (--threads 1
+--blas-threads 2; --omp-wait-policy ACTIVE); every record says which were used.
+
+Commands (all print JSON lines on stdout):
+  loss  --ckpt F [--after-step]   step-0 loss of the checkpoint's batch (bench.inputs and
+                                  bench.targets, written by cmd/bench), and with --after-step
+                                  the loss after one training step on it
+  run   --ckpt F --steps N --warmup W --modes train,eval,sample [--after-step]
+                                  the loss, then timings, each mode from the checkpoint's weights
+  time  --configs P1,P2,P3 --archs dp,l2 --steps N --warmup W --seed S --dtype float32
+                                  timings without Go: presets of cmd/bench, weights drawn as
+                                  model.New draws them (from torch's generator)
+  presets --archs ... --dtype ... the presets' model configs (TestTorchPresetsMatch)
+
+Use Debian's interpreter with python3-torch: /usr/bin/python3 bench/torch_ref.py ...
+"""
+
+import argparse
+import json
+import math
+import os
+import re
+import statistics
+import struct
+import sys
+import time
+
+# The presets of cmd/bench/presets.go; the other config fields are model.Default's.
+PRESETS = {
+    "P1": dict(layers=1, heads=4, width=256, hidden=1024, context=128, vocab=256, batch=16),
+    "P2": dict(layers=4, heads=4, width=128, hidden=512, context=64, vocab=65, batch=12),
+    "P3": dict(layers=6, heads=4, width=256, hidden=1024, context=256, vocab=256, batch=8),
+    "tiny": dict(layers=2, heads=2, width=16, hidden=64, context=16, vocab=32, batch=4),
+}
+DEFAULTS = dict(dropout=0.0, norm="pre", lip_c=0.9, init_std=0.02, tie=False, balance_l2=False)
+# train.DefaultOptions: the constant learning rate, Adam settings and clip of a timed step.
+BENCH_OPTIONS = dict(lr=1e-3, beta1=0.9, beta2=0.99, eps=1e-8, weight_decay=0.1, clip=1.0)
+ARCHS = ["dp", "l2", "l2-untied", "contractive-l2", "invertible-l2", "invertible-dp"]
+MODES = ["train", "eval", "sample"]
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("command", choices=["loss", "run", "time", "presets"])
+    ap.add_argument("--ckpt", help="a checkpoint written by cmd/bench (loss, run)")
+    ap.add_argument("--after-step", action="store_true", help="loss, run: also the loss after one training step")
+    ap.add_argument("--configs", default="P1,P2,P3")
+    ap.add_argument("--archs", default="dp,l2,invertible-l2")
+    ap.add_argument("--modes", default="train,eval,sample")
+    ap.add_argument("--steps", type=int, default=10, help="timed runs (the median is reported)")
+    ap.add_argument("--warmup", type=int, default=2, help="untimed runs before them")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--dtype", default="float32", choices=["float32", "float64"])
+    ap.add_argument("--threads", type=int, default=2, help="torch.set_num_threads")
+    ap.add_argument("--interop-threads", type=int, default=1, help="torch.set_num_interop_threads")
+    ap.add_argument("--blas-threads", type=int, default=2, help="OPENBLAS_NUM_THREADS")
+    ap.add_argument("--omp-wait-policy", default="PASSIVE", choices=["PASSIVE", "ACTIVE"],
+                    help="OMP_WAIT_POLICY: PASSIVE lets idle OpenMP workers sleep while OpenBLAS runs")
+    a = ap.parse_args(argv)
+    if a.steps < 1 or a.warmup < 0 or min(a.threads, a.interop_threads, a.blas_threads) < 1:
+        ap.error("want --steps >= 1, --warmup >= 0 and thread counts >= 1")
+    if a.command in ("loss", "run") and not a.ckpt:
+        ap.error("%s needs --ckpt" % a.command)
+    return a
+
+
+ARGS = parse_args(sys.argv[1:])
+# Before torch loads OpenBLAS, which reads these once.
+os.environ["OPENBLAS_NUM_THREADS"] = str(ARGS.blas_threads)
+os.environ["OMP_NUM_THREADS"] = str(ARGS.threads)
+os.environ["OMP_WAIT_POLICY"] = ARGS.omp_wait_policy
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+torch.set_num_threads(ARGS.threads)
+torch.set_num_interop_threads(ARGS.interop_threads)
+
+
+# ---------------------------------------------------------------- safetensors, by hand
+
+ST_DTYPES = {"F32": "<f4", "F64": "<f8", "I32": "<i4", "I64": "<i8", "U8": "u1"}
+
+
+def read_safetensors(path):
+    """Returns ({name: numpy array}, metadata) of a safetensors file."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    (n,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8:8 + n])
+    meta = header.pop("__metadata__", {})
+    data = memoryview(raw)[8 + n:]
+    out = {}
+    for name, e in header.items():
+        b, end = e["data_offsets"]
+        out[name] = np.frombuffer(data[b:end], dtype=ST_DTYPES[e["dtype"]]).reshape(e["shape"]).copy()
+    return out, meta
+
+
+# ---------------------------------------------------------------- the model
+
+def lambert_w0(x):
+    """The principal branch of Lambert's W for x >= 0, by Halley's iteration."""
+    if x == 0:
+        return 0.0
+    w = math.log1p(x) if x < 3 else math.log(x) - math.log(math.log(x))
+    for _ in range(100):
+        ew = math.exp(w)
+        f = w * ew - x
+        nxt = w - f / (ew * (w + 1) - (w + 2) * f / (2 * w + 2))
+        if abs(nxt - w) <= 1e-15 * (1 + abs(nxt)):
+            return nxt
+        w = nxt
+    return w
+
+
+def phi_inv(n):
+    """W_0((n-1)/e), lipschitz.PhiInv."""
+    return lambert_w0((n - 1) / math.e)
+
+
+class LM:
+    """The language model as a set of named tensors and a functional forward pass."""
+
+    def __init__(self, cfg, dtype):
+        self.cfg = cfg
+        self.dtype = dtype
+        self.arch = cfg["arch"]
+        if self.arch not in ARCHS:
+            raise ValueError("arch %r, want one of %s" % (self.arch, ARCHS))
+        self.L, self.H, self.D = cfg["layers"], cfg["heads"], cfg["width"]
+        self.F = cfg.get("hidden") or 4 * self.D
+        self.T, self.V = cfg["context"], cfg["vocab"]
+        self.kind = {"dp": "dp", "invertible-dp": "dp", "l2-untied": "l2-untied"}.get(self.arch, "l2")
+        self.invertible = self.arch.startswith("invertible-")
+        self.norm = "none" if self.invertible else cfg["norm"]
+        self.c = cfg["lip_c"]
+        self.attn_c = self.c if self.arch in ("contractive-l2", "invertible-l2") else 0.0
+        self.tie = bool(cfg.get("tie", False))
+        if cfg.get("dropout", 0):
+            raise ValueError("dropout %g: the reference has none" % cfg["dropout"])
+        self.phi = phi_inv(self.T)
+        self.mask = torch.ones(self.T, self.T, dtype=torch.bool).tril()
+        self.params = {}   # name -> leaf tensor with requires_grad
+        self.buffers = {}  # name -> tensor (power-iteration vectors)
+
+    # The names of model.Params and model.Buffers, in checkpoint order, with shapes.
+    def param_shapes(self):
+        D, F_, V, T = self.D, self.F, self.V, self.T
+        s = [("tok", (V, D)), ("pos", (T, D))]
+        for i in range(self.L):
+            n = "h%d" % i
+            s += [(n + ".attn.wq", (D, D))]
+            if self.kind != "l2":
+                s += [(n + ".attn.wk", (D, D))]
+            s += [(n + ".attn.wv", (D, D)), (n + ".attn.wo", (D, D)),
+                  (n + ".mlp.fc.w", (D, F_)), (n + ".mlp.fc.b", (F_,)),
+                  (n + ".mlp.proj.w", (F_, D)), (n + ".mlp.proj.b", (D,))]
+            if self.norm != "none":
+                s += [(n + ".ln1.gain", (D,)), (n + ".ln1.bias", (D,)), (n + ".ln2.gain", (D,)), (n + ".ln2.bias", (D,))]
+        s += [("lnf.gain", (D,)), ("lnf.bias", (D,))]
+        if not self.tie:
+            s += [("head.w", (D, V))]
+        return s
+
+    def spectral_weights(self):
+        """The spectrally normalised weights, whose vectors are buffers W.sn_u and W.sn_v."""
+        ws = []
+        if not self.invertible:
+            return ws
+        for i in range(self.L):
+            n = "h%d" % i
+            if self.kind == "dp":
+                ws += [n + ".attn.wv", n + ".attn.wo"]
+            ws += [n + ".mlp.fc.w", n + ".mlp.proj.w"]
+        return ws
+
+    def decays(self, name):
+        """Whether AdamW decays the parameter: matrices, not embeddings (unless tied), biases or gains."""
+        if name == "tok":
+            return self.tie
+        return name != "pos" and self.params[name].dim() == 2
+
+    def load(self, tensors):
+        for name, shape in self.param_shapes():
+            if name not in tensors:
+                raise KeyError("checkpoint has no tensor %s" % name)
+            a = tensors[name]
+            if tuple(a.shape) != shape:
+                raise ValueError("tensor %s is %s, want %s" % (name, a.shape, shape))
+            self.params[name] = torch.tensor(a, dtype=self.dtype).requires_grad_()
+        for w in self.spectral_weights():
+            for s in (".sn_u", ".sn_v"):
+                self.buffers[w + s] = torch.tensor(tensors[w + s], dtype=self.dtype)
+
+    def init(self, gen):
+        """Draws weights as model.New: N(0, std^2), residual projections N(0, (std/sqrt(2L))^2)
+        (in invertible blocks the attention's only), zero biases, unit gains; spectral
+        vectors random unit, then 50 power-iteration steps."""
+        std = self.cfg["init_std"]
+        proj = std / math.sqrt(2 * max(self.L, 1))
+        for name, shape in self.param_shapes():
+            if name.endswith(".gain"):
+                t = torch.ones(shape, dtype=self.dtype)
+            elif name.endswith(".b") or name.endswith(".bias"):
+                t = torch.zeros(shape, dtype=self.dtype)
+            else:
+                s = std
+                if name.endswith(".attn.wo") or (name.endswith(".mlp.proj.w") and not self.invertible):
+                    s = proj
+                t = torch.randn(shape, generator=gen, dtype=torch.float64).mul_(s).to(self.dtype)
+            self.params[name] = t
+        if self.cfg.get("balance_l2", False) and self.kind == "l2":
+            self.balance_l2_values()
+        for name in self.params:
+            self.params[name].requires_grad_()
+        for w in self.spectral_weights():
+            rows, cols = self.params[w].shape
+            for s, n in ((".sn_u", rows), (".sn_v", cols)):
+                v = torch.randn(n, generator=gen, dtype=torch.float64)
+                self.buffers[w + s] = (v / v.norm()).to(self.dtype)
+        self.power_iterate(50)
+
+    def balance_l2_values(self):
+        """layers.Attention.BalanceL2Values: scale each head's W^V so that
+        ||A_h W^V_h||_F equals ||W^V_h||_F, A_h = W^Q_h W^Q_h^T / sqrt(d)."""
+        for name in list(self.params):
+            if not name.endswith(".attn.wq"):
+                continue
+            wq = self.params[name].double()
+            wv_name = name[: -len("wq")] + "wv"
+            wv = self.params[wv_name].double()
+            d = wq.shape[1] // self.H
+            for h in range(self.H):
+                q, v = wq[:, h * d:(h + 1) * d], wv[:, h * d:(h + 1) * d]
+                eff = (q @ (q.t() @ v)).norm() / math.sqrt(d)
+                wv[:, h * d:(h + 1) * d] *= v.norm() / eff
+            self.params[wv_name] = wv.to(self.dtype)
+
+    def power_iterate(self, n):
+        """model.PowerIterate: u = W v / |W v|, v = W^T u / |W^T u|, in float64."""
+        with torch.no_grad():
+            for w in self.spectral_weights():
+                W = self.params[w].double()
+                u, v = self.buffers[w + ".sn_u"].double(), self.buffers[w + ".sn_v"].double()
+                for _ in range(n):
+                    wv = W @ v
+                    if wv.norm() == 0:
+                        break
+                    u = wv / wv.norm()
+                    wtu = W.t() @ u
+                    v = wtu / wtu.norm()
+                self.buffers[w + ".sn_u"] = u.to(self.dtype)
+                self.buffers[w + ".sn_v"] = v.to(self.dtype)
+
+    def spectral(self, w, c):
+        """c W / (u^T W v), differentiable in W with u, v fixed (ops.SpectralNormalize)."""
+        W = self.params[w]
+        sigma = self.buffers[w + ".sn_u"] @ W @ self.buffers[w + ".sn_v"]
+        return W * (c / sigma)
+
+    def layer_norm(self, x, name):
+        return F.layer_norm(x, (self.D,), self.params[name + ".gain"], self.params[name + ".bias"], eps=1e-5)
+
+    def l2_values(self, wq, wv):
+        """ops.L2Values: column block h is W^{Q,h} (W^{Q,h}^T W^{V,h}) / sqrt(d)."""
+        D, H = self.D, self.H
+        d = D // H
+        q, v = wq.view(D, H, d), wv.view(D, H, d)
+        m = torch.einsum("ihd,ihe->hde", q, v)
+        return (torch.einsum("ihd,hde->ihe", q, m) / math.sqrt(d)).reshape(D, D)
+
+    def l2_bound_inf(self, wq, wv, wo):
+        """ops.L2BoundInf: (4 phiInv + 1/sqrt(d)) ||W^O^T||_inf max_h(||W^{Q,h}||_inf ||W^{Q,h}^T||_inf) max_h ||W^{V,h}^T||_inf."""
+        D, H = self.D, self.H
+        d = D // H
+        k = 4 * self.phi + 1 / math.sqrt(d)
+        o = wo.abs().sum(0).max()
+        v = wv.abs().sum(0).max()
+        a = wq.abs().view(D, H, d)
+        r = a.sum(2).max(0).values  # (H) largest row sum of each head's block
+        s = a.sum(0).max(1).values  # (H) largest column sum of each head's block
+        return k * o * (r * s).max() * v
+
+    def attention(self, n, x, wv=None, wo=None):
+        """Multihead causal attention of block n on x (B, T, D)."""
+        p = self.params
+        B, T, D = x.shape
+        H = self.H
+        d = D // H
+        wq = p[n + ".attn.wq"]
+        wv = p[n + ".attn.wv"] if wv is None else wv
+        wo = p[n + ".attn.wo"] if wo is None else wo
+        if self.kind == "l2":
+            q, v = (x @ torch.cat([wq, self.l2_values(wq, wv)], 1)).split(D, -1)
+            k = q
+        else:
+            q, k, v = (x @ torch.cat([wq, p[n + ".attn.wk"], wv], 1)).split(D, -1)
+        q, k, v = (t.reshape(B, T, H, d).transpose(1, 2) for t in (q, k, v))  # (B, H, T, d)
+        s = 1 / math.sqrt(d)
+        if self.kind == "dp":
+            logits = (q @ k.transpose(-1, -2)) * s
+        else:
+            logits = (2 * s) * (q @ k.transpose(-1, -2)) - s * ((q * q).sum(-1)[..., :, None] + (k * k).sum(-1)[..., None, :])
+        logits = logits.masked_fill(~self.mask[:T, :T], float("-inf"))
+        out = (torch.softmax(logits, -1) @ v).transpose(1, 2).reshape(B, T, D) @ wo
+        if self.attn_c > 0:
+            out = out * torch.clamp(self.attn_c / self.l2_bound_inf(wq, wv, wo), max=1.0)
+        return out
+
+    def mlp(self, n, x):
+        p = self.params
+        return F.gelu(x @ p[n + ".mlp.fc.w"] + p[n + ".mlp.fc.b"]) @ p[n + ".mlp.proj.w"] + p[n + ".mlp.proj.b"]
+
+    def spectral_mlp(self, n, x):
+        p = self.params
+        h = F.elu(x @ self.spectral(n + ".mlp.fc.w", 1.0) + p[n + ".mlp.fc.b"])
+        return h @ self.spectral(n + ".mlp.proj.w", self.c) + p[n + ".mlp.proj.b"]
+
+    def residual(self, x, ln, f):
+        if self.norm == "pre":
+            return x + f(self.layer_norm(x, ln))
+        if self.norm == "post":
+            return self.layer_norm(x + f(x), ln)
+        return x + f(x)
+
+    def logits(self, ids):
+        """ids (B, T) int64 -> logits (B, T, V)."""
+        p = self.params
+        T = ids.shape[1]
+        x = p["tok"][ids] + p["pos"][:T]
+        for i in range(self.L):
+            n = "h%d" % i
+            if self.invertible:
+                if self.kind == "dp":
+                    wv, wo = self.spectral(n + ".attn.wv", 1.0), self.spectral(n + ".attn.wo", self.c)
+                    x = x + self.attention(n, x, wv, wo)
+                else:
+                    x = x + self.attention(n, x)
+                x = x + self.spectral_mlp(n, x)
+            else:
+                x = self.residual(x, n + ".ln1", lambda y: self.attention(n, y))
+                x = self.residual(x, n + ".ln2", lambda y: self.mlp(n, y))
+        x = self.layer_norm(x, "lnf")
+        return x @ (p["tok"].t() if self.tie else p["head.w"])
+
+    def loss(self, ids, targets):
+        t = targets.reshape(-1).clone()
+        t[t < 0] = -1
+        return F.cross_entropy(self.logits(ids).reshape(-1, self.V), t, ignore_index=-1)
+
+    def num_params(self):
+        return sum(t.numel() for t in self.params.values())
+
+
+class Trainer:
+    """AdamW (train/adam.go) with global-norm clipping (train/clip.go)."""
+
+    def __init__(self, lm, opts):
+        self.lm = lm
+        self.clip = opts["clip"]
+        decay = [t for n, t in lm.params.items() if lm.decays(n)]
+        other = [t for n, t in lm.params.items() if not lm.decays(n)]
+        self.params = decay + other
+        self.opt = torch.optim.AdamW([{"params": decay, "weight_decay": opts["weight_decay"]},
+                                      {"params": other, "weight_decay": 0.0}],
+                                     lr=opts["lr"], betas=(opts["beta1"], opts["beta2"]), eps=opts["eps"])
+
+    def step(self, ids, targets):
+        self.lm.power_iterate(1)
+        for t in self.params:
+            t.grad = None
+        loss = self.lm.loss(ids, targets)
+        loss.backward()
+        grads = [t.grad for t in self.params]
+        norm = torch.norm(torch.stack([g.norm() for g in grads])).item()
+        if not math.isfinite(norm) or not math.isfinite(loss.item()):
+            raise FloatingPointError("non-finite loss %g or gradient norm %g" % (loss.item(), norm))
+        if self.clip > 0 and norm > self.clip:
+            for g in grads:
+                g.mul_(self.clip / norm)
+        self.opt.step()
+        return loss.item()
+
+
+# ---------------------------------------------------------------- timing
+
+def blas_name():
+    """The BLAS library loaded into the process (torch reports only BLAS_INFO=generic)."""
+    libs = set()
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                path = line.split()[-1]
+                if "blas" in os.path.basename(path):
+                    real = os.path.realpath(path)
+                    libs.add(os.path.basename(os.path.dirname(real)) if "openblas-" in real else os.path.basename(real))
+    except OSError:
+        pass
+    if not libs:
+        m = re.search(r"BLAS_INFO=(\w+)", torch.__config__.show())
+        libs.add(m.group(1) if m else "unknown")
+    return "torch/" + "+".join(sorted(libs))
+
+
+def time_runs(fn, steps, warmup):
+    for _ in range(warmup):
+        fn()
+    ds = []
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        fn()
+        ds.append(time.perf_counter() - t0)
+    return ds
+
+
+def measure(lm, opts, ids, targets, mode, config, steps, warmup):
+    """One JSON record with cmd/bench's fields: the median of the timed runs of a mode."""
+    B, T = ids.shape
+    last = {}
+    if mode == "train":
+        tr = Trainer(lm, opts)
+
+        def fn():
+            last["loss"] = tr.step(ids, targets)
+    elif mode == "eval":
+        def fn():
+            with torch.no_grad():
+                last["loss"] = lm.loss(ids, targets).item()
+    elif mode == "sample":
+        gen = torch.Generator().manual_seed(opts.get("seed", 1))
+        prompt = ids[:1]
+        B = 1
+
+        def fn():  # model.Generate of one token: a batch-1 forward pass over the window
+            with torch.no_grad():
+                row = lm.logits(prompt)[0, T - 1]
+                torch.multinomial(torch.softmax(row.double(), -1), 1, generator=gen).item()
+    else:
+        raise ValueError("mode %r" % mode)
+    ds = time_runs(fn, steps, warmup)
+    med = statistics.median(ds)
+    rec = dict(impl="torch", config=config, arch=lm.arch, mode=mode, dtype=str(lm.dtype).replace("torch.", ""),
+               backend=blas_name(), threads=torch.get_num_threads(), interop_threads=torch.get_num_interop_threads(),
+               blas_threads=ARGS.blas_threads, omp_wait_policy=ARGS.omp_wait_policy, batch=B, context=T, params=lm.num_params(), steps=steps, warmup=warmup,
+               ms_median=1e3 * med, ms_min=1e3 * min(ds), ms_max=1e3 * max(ds), positions=B * T,
+               tokens_per_s=B * T / med, ns_per_token=1e9 * med / (B * T), generated_per_s=1 / med if mode == "sample" else 0,
+               loss=last.get("loss", 0.0), torch_version=torch.__version__)
+    return rec
+
+
+def emit(rec):
+    print(json.dumps(rec), flush=True)
+
+
+# ---------------------------------------------------------------- commands
+
+def from_checkpoint(path):
+    tensors, meta = read_safetensors(path)
+    cfg = json.loads(meta["lipformer.config"])
+    dtype = {"float32": torch.float32, "float64": torch.float64}[cfg["dtype"]]
+    lm = LM(cfg, dtype)
+    lm.load(tensors)
+    if "bench.inputs" not in tensors:
+        raise KeyError("%s has no bench.inputs: write it with cmd/bench -torch -keep DIR" % path)
+    ids = torch.from_numpy(tensors["bench.inputs"].astype(np.int64))
+    targets = torch.from_numpy(tensors["bench.targets"].astype(np.int64))
+    opts = dict(BENCH_OPTIONS)
+    opts.update(json.loads(meta.get("bench.options", "{}")))
+    return lm, ids, targets, opts, meta.get("bench.config", os.path.basename(path))
+
+
+def preset_config(name, arch, dtype):
+    p = dict(PRESETS[name])
+    batch = p.pop("batch")
+    cfg = dict(arch=arch, dtype=dtype, **p, **DEFAULTS)
+    return cfg, batch
+
+
+def loss_record(lm, ids, targets, opts, config, after_step):
+    """The loss of the batch, and with after_step the loss after one training step on it."""
+    with torch.no_grad():
+        rec = dict(impl="torch", config=config, arch=lm.arch, mode="loss", loss=lm.loss(ids, targets).item())
+    if after_step:
+        Trainer(lm, opts).step(ids, targets)
+        with torch.no_grad():
+            rec["loss_after_step"] = lm.loss(ids, targets).item()
+    return rec
+
+
+def cmd_loss(a):
+    lm, ids, targets, opts, config = from_checkpoint(a.ckpt)
+    emit(loss_record(lm, ids, targets, opts, config, a.after_step))
+
+
+def cmd_run(a):
+    lm, ids, targets, opts, config = from_checkpoint(a.ckpt)
+    state = {n: t.detach().clone() for n, t in lm.params.items()}
+    bufs = {n: t.clone() for n, t in lm.buffers.items()}
+    emit(loss_record(lm, ids, targets, opts, config, a.after_step))
+    for mode in [m for m in MODES if m in a.modes.split(",")]:
+        with torch.no_grad():  # every mode starts from the checkpoint's weights
+            for n, t in lm.params.items():
+                t.copy_(state[n])
+        lm.buffers = {n: t.clone() for n, t in bufs.items()}
+        emit(measure(lm, opts, ids, targets, mode, config, a.steps, a.warmup))
+
+
+def cmd_time(a):
+    dtype = {"float32": torch.float32, "float64": torch.float64}[a.dtype]
+    for name in a.configs.split(","):
+        for arch in a.archs.split(","):
+            cfg, batch = preset_config(name, arch, a.dtype)
+            gen = torch.Generator().manual_seed(a.seed)
+            lm = LM(cfg, dtype)
+            lm.init(gen)
+            ids = torch.randint(0, cfg["vocab"], (batch, cfg["context"] + 1), generator=gen)
+            inputs, targets = ids[:, :-1].contiguous(), ids[:, 1:].contiguous()
+            opts = dict(BENCH_OPTIONS, seed=a.seed)
+            for mode in [m for m in MODES if m in a.modes.split(",")]:
+                emit(measure(lm, opts, inputs, targets, mode, name, a.steps, a.warmup))
+
+
+def cmd_presets(a):
+    for name in PRESETS:
+        for arch in a.archs.split(","):
+            cfg, batch = preset_config(name, arch, a.dtype)
+            emit(dict(name=name, arch=arch, batch=batch, config=cfg))
+
+
+if __name__ == "__main__":
+    {"loss": cmd_loss, "run": cmd_run, "time": cmd_time, "presets": cmd_presets}[ARGS.command](ARGS)

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"math"
+	"testing"
+
+	"lipformer/model"
+)
+
+// TestFLOPsHandCount checks countFLOPs against a count by hand for one layer with B = 2,
+// T = 3, D = 4, H = 2 (d = 2), F = 8, V = 5, so N = 6 rows.
+func TestFLOPsHandCount(t *testing.T) {
+	cfg := model.Config{Layers: 1, Heads: 2, Width: 4, Hidden: 8, Context: 3, Vocab: 5}
+	// dp: [q|k|v] 2*6*4*12 = 576; Q K^T and P V, 2 sequences x 2 heads x 2 products x
+	// 2*3*3*2 = 288; W^O 2*6*4*4 = 192; MLP 2*6*4*8 twice = 768; head 2*6*4*5 = 240.
+	dpForward := 576.0 + 288 + 192 + 768 + 240
+	// l2: [q|v] 2*6*4*8 = 384; value weights 2 heads x (W^Q^T W^V, 2*4*2*2 = 32, and
+	// W^Q (.), 32) = 128; the rest as dp.
+	l2Forward := 384.0 + 128 + 288 + 192 + 768 + 240
+	for _, c := range []struct {
+		arch string
+		fwd  float64
+	}{
+		{"dp", dpForward}, {"l2-untied", dpForward}, {"invertible-dp", dpForward},
+		{"l2", l2Forward}, {"contractive-l2", l2Forward}, {"invertible-l2", l2Forward},
+	} {
+		cfg.Arch = c.arch
+		got, err := countFLOPs(cfg, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Forward != c.fwd || got.Train != 3*c.fwd {
+			t.Errorf("%s: forward %v and train %v FLOPs, want %v and %v", c.arch, got.Forward, got.Train, c.fwd, 3*c.fwd)
+		}
+	}
+	// two layers double everything but the head; Hidden 0 means 4D = 16, twice the MLP
+	cfg.Arch, cfg.Layers, cfg.Hidden = "dp", 2, 0
+	got, err := countFLOPs(cfg, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 2*(dpForward-240+768) + 240; got.Forward != want {
+		t.Errorf("two layers, hidden 4D: forward %v FLOPs, want %v", got.Forward, want)
+	}
+}
+
+// TestFLOPsP1 matches GORGONIA.md's 11.3 GFLOP per training step of P1 (dp).
+func TestFLOPsP1(t *testing.T) {
+	p, err := findPresets("P1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := countFLOPs(p[0].config("dp", "float32"), p[0].Batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(got.Train/1e9-11.27) > 0.01 {
+		t.Errorf("P1 training step: %.3f GFLOP, want 11.27", got.Train/1e9)
+	}
+}
+
+func TestFLOPsErrors(t *testing.T) {
+	good := model.Config{Arch: "dp", Layers: 1, Heads: 2, Width: 4, Context: 3, Vocab: 5}
+	for name, c := range map[string]func(*model.Config) int{
+		"unknown arch": func(c *model.Config) int { c.Arch = "rnn"; return 1 },
+		"heads":        func(c *model.Config) int { c.Heads = 3; return 1 },
+		"batch":        func(*model.Config) int { return 0 },
+	} {
+		cfg := good
+		batch := c(&cfg)
+		if _, err := countFLOPs(cfg, batch); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}

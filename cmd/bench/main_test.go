@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"lipformer/ops"
+)
+
+func TestBadFlagsGiveClearErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-configs", "P1,P9"}, `unknown configuration "P9"`},
+		{[]string{"-archs", "dp,rnn"}, `-archs: "rnn"`},
+		{[]string{"-modes", "train,infer"}, `-modes: "infer"`},
+		{[]string{"-steps", "0"}, "-steps 0"},
+		{[]string{"-warmup", "-1"}, "-warmup -1"},
+		{[]string{"-dtype", "float16"}, "float16"},
+		{[]string{"-loss-tol", "0"}, "-loss-tol"},
+		{[]string{"-torch", "-torch-threads", "0"}, "-torch-threads 0"},
+		{[]string{"-torch-omp-wait", "busy"}, "-torch-omp-wait"},
+		{[]string{"-torch", "-torch-script", "/nonexistent/torch_ref.py", "-configs", "tiny"}, "/nonexistent/torch_ref.py"},
+		{[]string{"P1"}, "unexpected arguments"},
+		{[]string{"-bogus"}, "bogus"},
+	} {
+		var stdout, stderr bytes.Buffer
+		err := run(context.Background(), c.args, &stdout, &stderr)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want one containing %q", c.args, err, c.want)
+		}
+	}
+}
+
+func TestFlagDefaultsAndOrder(t *testing.T) {
+	o, err := parseFlags([]string{"-modes", "sample,train", "-configs", "p2,tiny", "-archs", "l2,l2"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(o.modes, []string{"train", "sample"}) {
+		t.Errorf("modes %v, want train before sample", o.modes)
+	}
+	if len(o.presets) != 2 || o.presets[0].Name != "P2" || o.presets[1].Name != "tiny" {
+		t.Errorf("presets %v", o.presets)
+	}
+	if !slices.Equal(o.archs, []string{"l2"}) {
+		t.Errorf("archs %v, want one l2", o.archs)
+	}
+	d, err := parseFlags(nil, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.presets) != 3 || !slices.Equal(d.archs, []string{"dp", "l2", "invertible-l2"}) || d.dtype != "float32" {
+		t.Errorf("defaults: %d presets, archs %v, dtype %s", len(d.presets), d.archs, d.dtype)
+	}
+}
+
+// TestJSONSmoke runs one timed step of every mode on the toy configuration and checks the
+// JSON records.
+func TestJSONSmoke(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	args := []string{"-configs", "tiny", "-archs", "dp,invertible-l2", "-steps", "1", "-warmup", "0", "-json"}
+	if err := run(context.Background(), args, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	if len(lines) != 6 {
+		t.Fatalf("%d lines, want 6:\n%s", len(lines), stdout.String())
+	}
+	for i, line := range lines {
+		var r measurement
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		wantMode := allModes()[i%3]
+		if r.Impl != "go" || r.Config != "tiny" || r.Mode != wantMode || r.Backend != ops.Backend || r.Steps != 1 {
+			t.Errorf("record %d: %+v", i, r)
+		}
+		if !(r.MsMedian > 0) || !(r.GFLOP > 0) || !(r.TokensPerS > 0) || !(r.BytesPerStep > 0) || r.HeapLiveEnd == 0 {
+			t.Errorf("record %d has an empty measurement: %+v", i, r)
+		}
+		if (r.Mode == modeTrain) != (r.SpeedupVsTrain == 0) {
+			t.Errorf("record %d: speedup over train %v", i, r.SpeedupVsTrain)
+		}
+		if r.Mode == modeSample && (r.Batch != 1 || r.Positions != 16) {
+			t.Errorf("sample record: batch %d, positions %d, want 1 and 16", r.Batch, r.Positions)
+		}
+		if r.Mode != modeSample && !(r.Loss > 0) {
+			t.Errorf("record %d: loss %v", i, r.Loss)
+		}
+	}
+	stdout.Reset()
+	if err := run(context.Background(), []string{"-configs", "tiny", "-archs", "l2", "-modes", "eval", "-steps", "1", "-warmup", "0"}, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	if out := stdout.String(); !strings.Contains(out, "BLAS "+ops.Backend) || !strings.Contains(out, "tiny l2") {
+		t.Errorf("table:\n%s", out)
+	}
+}
+
+func TestBenchBatch(t *testing.T) {
+	in, tg := benchBatch(3, 2, 5, 7)
+	in2, tg2 := benchBatch(3, 2, 5, 7)
+	if !slices.Equal(in, in2) || !slices.Equal(tg, tg2) {
+		t.Fatal("the batch depends on more than its seed")
+	}
+	for b := 0; b < 2; b++ {
+		for i := 0; i < 4; i++ {
+			if in[b*5+i+1] != tg[b*5+i] {
+				t.Errorf("row %d: inputs %v, targets %v: targets are not the next inputs", b, in[b*5:b*5+5], tg[b*5:b*5+5])
+			}
+		}
+	}
+	for _, v := range append(in, tg...) {
+		if v < 0 || v >= 7 {
+			t.Fatalf("token %d outside the vocabulary", v)
+		}
+	}
+}
+
+func TestMedian(t *testing.T) {
+	if m := median([]time.Duration{5, 1, 3}); m != 3 {
+		t.Errorf("median of 5, 1, 3 is %v", m)
+	}
+	if m := median([]time.Duration{4, 1, 3, 2}); m != 2 {
+		t.Errorf("median of 4, 1, 3, 2 is %v, want 2 (2.5 truncated)", m)
+	}
+}
