@@ -76,26 +76,23 @@ func (a *Attention) forward(g *Graph, x *G.Node, weight func(*Param) (*G.Node, e
 	if err != nil {
 		return nil, err
 	}
-	var w *G.Node // (D, k*D): the packed projection
+	ws := G.Nodes{wq} // the blocks of the packed projection, (D, D) each
 	if a.Kind == ops.L2 {
-		var weff *G.Node // (D, D)
-		if weff, err = ops.L2Values(wq, wv, a.Heads); err != nil {
+		weff, err := ops.L2Values(wq, wv, a.Heads) // (D, D)
+		if err != nil {
 			return nil, err
 		}
-		w, err = G.Concat(1, wq, weff)
+		ws = append(ws, weff)
 	} else {
 		if a.WK == nil {
 			return nil, fmt.Errorf("%s: %v attention needs a key map", a.WQ.Name, a.Kind)
 		}
-		w, err = G.Concat(1, wq, g.Node(a.WK), wv)
-	}
-	if err != nil {
-		return nil, err
+		ws = append(ws, g.Node(a.WK), wv)
 	}
 	if x.Dims() != 2 || x.Shape()[1] != wq.Shape()[0] || x.Shape()[0] != g.Rows() {
 		return nil, fmt.Errorf("%s: input %v, want (%d, %d)", a.WQ.Name, x.Shape(), g.Rows(), wq.Shape()[0])
 	}
-	packed, err := G.Mul(x, w) // (B*T, k*D)
+	packed, err := ops.Linear(x, nil, ws...) // (B*T, k*D)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +104,7 @@ func (a *Attention) forward(g *Graph, x *G.Node, weight func(*Param) (*G.Node, e
 	if err != nil {
 		return nil, err
 	}
-	out, err := G.Mul(heads, wo) // (B*T, D)
+	out, err := ops.Linear(heads, nil, wo) // (B*T, D)
 	if err != nil || a.LipC == 0 {
 		return out, err
 	}

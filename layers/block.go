@@ -114,7 +114,7 @@ func (b *Block) residual(g *Graph, x *G.Node, ln *LayerNorm, f func(*Graph, *G.N
 	if y, err = g.Dropout(y, b.Cfg.Dropout); err != nil {
 		return nil, err
 	}
-	if y, err = G.Add(x, y); err != nil {
+	if y, err = ops.Add(x, y); err != nil {
 		return nil, err
 	}
 	if b.Cfg.Norm == PostLN {

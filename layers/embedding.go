@@ -8,6 +8,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"lipformer/lipschitz"
+	"lipformer/ops"
 )
 
 // Embedding maps integer ids to rows of a table W (V, D).
@@ -27,7 +28,7 @@ func (e *Embedding) Forward(g *Graph, ids *G.Node) (*G.Node, error) {
 	if ids.Dtype() != tensor.Int || !ids.Shape().IsVectorLike() {
 		return nil, fmt.Errorf("%s: ids %v of %v, want an Int vector", e.W.Name, ids.Shape(), ids.Dtype())
 	}
-	return G.ByIndices(g.Node(e.W), ids, 0)
+	return ops.Embed(g.Node(e.W), ids)
 }
 
 // Positions returns the learned position embedding of a batch: rows 0..T-1 of the table,
@@ -41,7 +42,7 @@ func (e *Embedding) Positions(g *Graph) (*G.Node, error) {
 		ids[i] = i % g.SeqLen
 	}
 	pos := G.NodeFromAny(g.G, tensor.New(tensor.WithShape(len(ids)), tensor.WithBacking(ids)), G.WithName(e.W.Name+".ids"))
-	return G.ByIndices(g.Node(e.W), pos, 0)
+	return ops.Embed(g.Node(e.W), pos)
 }
 
 // Unembed maps x (N, D) to logits x W^T (N, V): the table used as the output layer, as in
@@ -51,11 +52,7 @@ func (e *Embedding) Unembed(g *Graph, x *G.Node) (*G.Node, error) {
 	if x.Dims() != 2 || x.Shape()[1] != w.Shape()[1] {
 		return nil, fmt.Errorf("%s: unembed input %v, want (N, %d)", e.W.Name, x.Shape(), w.Shape()[1])
 	}
-	wt, err := G.Transpose(w) // (D, V)
-	if err != nil {
-		return nil, err
-	}
-	return G.Mul(x, wt)
+	return ops.LinearT(x, nil, w)
 }
 
 // UnembedLipschitzInf is the inf-norm Lipschitz constant of Unembed, x -> x W^T: the largest

@@ -69,7 +69,7 @@ func (b *InvertibleBlock) residual(g *Graph, x *G.Node, f func(*Graph, *G.Node) 
 	if y, err = g.Dropout(y, b.Dropout); err != nil {
 		return nil, err
 	}
-	return G.Add(x, y)
+	return ops.Add(x, y)
 }
 
 // AttnBranch is the attention branch A, mapping x (B*T, D) to (B*T, D).

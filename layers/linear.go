@@ -36,11 +36,11 @@ func (l *Linear) apply(g *Graph, x, w *G.Node) (*G.Node, error) {
 	if x.Dims() != 2 || x.Shape()[1] != w.Shape()[0] {
 		return nil, fmt.Errorf("%s: input %v, want (N, %d)", l.W.Name, x.Shape(), w.Shape()[0])
 	}
-	y, err := G.Mul(x, w)
-	if err != nil || l.B == nil {
-		return y, err
+	var b *G.Node // (Out), or nil
+	if l.B != nil {
+		b = g.Node(l.B)
 	}
-	return ops.AddBias(y, g.Node(l.B))
+	return ops.Linear(x, b, w)
 }
 
 // LipschitzInf is ||W^T||_inf, the exact inf-norm Lipschitz constant of the map x -> xW + b

@@ -2,7 +2,6 @@ package ops
 
 import (
 	"fmt"
-	"sync"
 
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
@@ -81,9 +80,9 @@ func Attention(packed *G.Node, spec AttentionSpec) (*G.Node, error) {
 // (packed, dout) to dpacked and recomputes P rather than keeping it between the passes.
 type attentionOp struct {
 	baseOp
-	spec    AttentionSpec
-	grad    bool
-	scratch sync.Pool // *[]float32 or *[]float64 work space of one (sequence, head) job
+	spec AttentionSpec
+	grad bool
+	ws   workspace // one (sequence, head) job's work space per worker
 }
 
 func newAttentionOp(spec AttentionSpec, grad bool) *attentionOp {
@@ -91,7 +90,7 @@ func newAttentionOp(spec AttentionSpec, grad bool) *attentionOp {
 	if grad {
 		name += "Grad"
 	}
-	return &attentionOp{baseOp: baseOp{name}, spec: spec, grad: grad}
+	return &attentionOp{baseOp: baseOp{name: name}, spec: spec, grad: grad}
 }
 
 // Arity is 1 for the forward op and 2 (packed, dout) for the backward.
@@ -125,12 +124,12 @@ func (op *attentionOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, 
 	}
 	geo := newAttnGeometry(op.spec, packed.Shape())
 	if !op.grad {
-		out := output(prealloc, packed.Dtype(), tensor.Shape{geo.rows(), geo.width}, in)
+		out := op.out.get(prealloc, packed.Dtype(), tensor.Shape{geo.rows(), geo.width}, in)
 		switch packed.Dtype() {
 		case tensor.Float32:
-			runJobs(geo, &op.scratch, func(s []float32, b, h int) { attnForward(geo, s, data[float32](packed), data[float32](out), b, h) })
+			runJobs(geo, &op.ws, func(s []float32, b, h int) { attnForward(geo, s, data[float32](packed), data[float32](out), b, h) })
 		case tensor.Float64:
-			runJobs(geo, &op.scratch, func(s []float64, b, h int) { attnForward(geo, s, data[float64](packed), data[float64](out), b, h) })
+			runJobs(geo, &op.ws, func(s []float64, b, h int) { attnForward(geo, s, data[float64](packed), data[float64](out), b, h) })
 		}
 		return out, nil
 	}
@@ -138,14 +137,14 @@ func (op *attentionOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, 
 	if err != nil {
 		return nil, err
 	}
-	dp := output(prealloc, packed.Dtype(), packed.Shape(), in)
+	dp := op.out.get(prealloc, packed.Dtype(), packed.Shape(), in)
 	switch packed.Dtype() {
 	case tensor.Float32:
-		runJobs(geo, &op.scratch, func(s []float32, b, h int) {
+		runJobs(geo, &op.ws, func(s []float32, b, h int) {
 			attnBackward(geo, s, data[float32](packed), data[float32](dout), data[float32](dp), b, h)
 		})
 	case tensor.Float64:
-		runJobs(geo, &op.scratch, func(s []float64, b, h int) {
+		runJobs(geo, &op.ws, func(s []float64, b, h int) {
 			attnBackward(geo, s, data[float64](packed), data[float64](dout), data[float64](dp), b, h)
 		})
 	}

@@ -43,32 +43,22 @@ func (g attnGeometry) scratchLen() int {
 }
 
 // runJobs runs f for every (sequence b, head h) on at most GOMAXPROCS goroutines, each
-// with its own scratch slice taken from pool.
-func runJobs[T Float](g attnGeometry, pool *sync.Pool, f func(scratch []T, b, h int)) {
+// with its own scratch slice kept in ws.
+func runJobs[T Float](g attnGeometry, ws *workspace, f func(scratch []T, b, h int)) {
 	jobs := g.batch * g.spec.Heads
 	workers := min(runtime.GOMAXPROCS(0), jobs)
+	bufs := scratch[T](ws, workers, g.scratchLen())
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			s := takeScratch[T](pool, g.scratchLen())
-			defer pool.Put(s)
 			for j := w; j < jobs; j += workers {
-				f(*s, j/g.spec.Heads, j%g.spec.Heads)
+				f(bufs[w], j/g.spec.Heads, j%g.spec.Heads)
 			}
 		}(w)
 	}
 	wg.Wait()
-}
-
-// takeScratch returns a pooled slice of at least n elements of type T.
-func takeScratch[T Float](pool *sync.Pool, n int) *[]T {
-	if s, ok := pool.Get().(*[]T); ok && len(*s) >= n {
-		return s
-	}
-	s := make([]T, n)
-	return &s
 }
 
 // attnProbs writes P (T, T) of sequence b, head h into p; nq and nk (T) receive the squared
@@ -78,9 +68,9 @@ func attnProbs[T Float](g attnGeometry, p, nq, nk, packed []T, b, h int) {
 	base := b*t*g.ld + h*d
 	q, k := packed[base+g.qOff:], packed[base+g.kOff:]
 	if g.spec.Kind == DotProduct {
-		gemm(false, true, t, t, d, T(g.scale), q, g.ld, k, g.ld, 0, p, t)
+		gemmSerial(false, true, t, t, d, T(g.scale), q, g.ld, k, g.ld, 0, p, t)
 	} else {
-		gemm(false, true, t, t, d, T(2*g.scale), q, g.ld, k, g.ld, 0, p, t)
+		gemmSerial(false, true, t, t, d, T(2*g.scale), q, g.ld, k, g.ld, 0, p, t)
 		sqNorms(nq, q, g.ld, d)
 		sqNorms(nk, k, g.ld, d)
 		for i := 0; i < t; i++ {
@@ -116,7 +106,7 @@ func attnForward[T Float](g attnGeometry, s, packed, out []T, b, h int) {
 	p, nq, nk := s[:t*t], s[2*t*t:2*t*t+t], s[2*t*t+t:2*t*t+2*t]
 	attnProbs(g, p, nq, nk, packed, b, h)
 	v := packed[b*t*g.ld+h*d+g.vOff:]
-	gemm(false, false, t, d, t, 1, p, t, v, g.ld, 0, out[b*t*g.width+h*d:], g.width)
+	gemmSerial(false, false, t, d, t, 1, p, t, v, g.ld, 0, out[b*t*g.width+h*d:], g.width)
 }
 
 // attnBackward writes the gradients of q, k and v of sequence b, head h into dp, from the
@@ -131,8 +121,8 @@ func attnBackward[T Float](g attnGeometry, s, packed, dout, dp []T, b, h int) {
 	q, k, v := packed[base+g.qOff:], packed[base+g.kOff:], packed[base+g.vOff:]
 	dq, dk, dv := dp[base+g.qOff:], dp[base+g.kOff:], dp[base+g.vOff:]
 	do := dout[b*t*g.width+h*d:]
-	gemm(false, true, t, t, d, 1, do, g.width, v, g.ld, 0, ds, t) // dP = dO v^T
-	gemm(true, false, t, d, t, 1, p, t, do, g.width, 0, dv, g.ld) // dv = P^T dO
+	gemmSerial(false, true, t, t, d, 1, do, g.width, v, g.ld, 0, ds, t) // dP = dO v^T
+	gemmSerial(true, false, t, d, t, 1, p, t, do, g.width, 0, dv, g.ld) // dv = P^T dO
 	for i := 0; i < t; i++ {
 		pr, dr := p[i*t:(i+1)*t], ds[i*t:(i+1)*t]
 		var dot T
@@ -146,12 +136,12 @@ func attnBackward[T Float](g attnGeometry, s, packed, dout, dp []T, b, h int) {
 	sc := T(g.scale)
 	switch g.spec.Kind {
 	case DotProduct:
-		gemm(false, false, t, d, t, sc, ds, t, k, g.ld, 0, dq, g.ld)
-		gemm(true, false, t, d, t, sc, ds, t, q, g.ld, 0, dk, g.ld)
+		gemmSerial(false, false, t, d, t, sc, ds, t, k, g.ld, 0, dq, g.ld)
+		gemmSerial(true, false, t, d, t, sc, ds, t, q, g.ld, 0, dk, g.ld)
 	case L2Untied:
 		rowColSums(r, c, ds, t)
-		gemm(false, false, t, d, t, 2*sc, ds, t, k, g.ld, 0, dq, g.ld)
-		gemm(true, false, t, d, t, 2*sc, ds, t, q, g.ld, 0, dk, g.ld)
+		gemmSerial(false, false, t, d, t, 2*sc, ds, t, k, g.ld, 0, dq, g.ld)
+		gemmSerial(true, false, t, d, t, 2*sc, ds, t, q, g.ld, 0, dk, g.ld)
 		subScaledRows(dq, q, r, g.ld, d, 2*sc)
 		subScaledRows(dk, k, c, g.ld, d, 2*sc)
 	case L2:
@@ -159,8 +149,8 @@ func attnBackward[T Float](g attnGeometry, s, packed, dout, dp []T, b, h int) {
 		for i := range r {
 			r[i] += c[i]
 		}
-		gemm(false, false, t, d, t, 2*sc, ds, t, q, g.ld, 0, dq, g.ld)
-		gemm(true, false, t, d, t, 2*sc, ds, t, q, g.ld, 1, dq, g.ld)
+		gemmSerial(false, false, t, d, t, 2*sc, ds, t, q, g.ld, 0, dq, g.ld)
+		gemmSerial(true, false, t, d, t, 2*sc, ds, t, q, g.ld, 1, dq, g.ld)
 		subScaledRows(dq, q, r, g.ld, d, 2*sc)
 	}
 }

@@ -14,8 +14,12 @@ import (
 type Float interface{ float32 | float64 }
 
 // baseOp carries the boilerplate shared by the ops of this package: no external calls, no
-// input overwritten, hashes derived from the op's String.
-type baseOp struct{ name string }
+// input overwritten, hashes derived from the op's String, and the output tensor the op
+// keeps between runs (see outBuf).
+type baseOp struct {
+	name string
+	out  outBuf
+}
 
 // ReturnsPtr reports that the op returns a new value, not a pointer into an input.
 func (op baseOp) ReturnsPtr() bool { return false }
@@ -69,14 +73,33 @@ func dense(op string, inputs []G.Value, i int) (*tensor.Dense, error) {
 	return d, nil
 }
 
-// output returns prealloc if it is a dense tensor of the wanted dtype and shape that shares
-// no memory with any input, and a new zeroed tensor otherwise. The tape machine reuses
-// registers, so a buffer it offers may belong to another node's shape or alias an input.
-func output(prealloc G.Value, dt tensor.Dtype, shape tensor.Shape, inputs []G.Value) *tensor.Dense {
-	if p, ok := prealloc.(*tensor.Dense); ok && p.Dtype() == dt && p.Shape().Eq(shape) && p.IsNativelyAccessible() && !aliases(p, inputs) {
+// outBuf is the output tensor an op keeps between runs. Gorgonia's tape machine forgets
+// every register on Reset and offers a preallocated buffer only to ops that call external
+// code (and then allocates it anew after each Reset), so an op that made its result in Do
+// would allocate it on every step. An op holding an outBuf allocates its result once and
+// overwrites it on every later run: the value of a node is valid until the next run of its
+// graph. An op, and so its buffer, belongs to one node of one graph; one graph is not run
+// by two machines at a time.
+type outBuf struct{ t *tensor.Dense }
+
+// get returns the tensor an op writes its result into: prealloc if it fits (a dense tensor
+// of dtype dt and the given shape that shares no memory with an input), else the kept
+// tensor if it fits, else a new zeroed tensor, which is kept for the next runs.
+func (b *outBuf) get(prealloc G.Value, dt tensor.Dtype, shape tensor.Shape, inputs []G.Value) *tensor.Dense {
+	if p, ok := prealloc.(*tensor.Dense); ok && fits(p, dt, shape, inputs) {
 		return p
 	}
-	return tensor.New(tensor.Of(dt), tensor.WithShape(shape.Clone()...))
+	if b.t == nil || !fits(b.t, dt, shape, inputs) {
+		b.t = tensor.New(tensor.Of(dt), tensor.WithShape(shape.Clone()...))
+	}
+	return b.t
+}
+
+// fits reports whether p can hold an op's result of dtype dt and the given shape: it is
+// natively accessible and shares no memory with any input. The tape machine reuses
+// registers, so a buffer it offers may belong to another node's shape or alias an input.
+func fits(p *tensor.Dense, dt tensor.Dtype, shape tensor.Shape, inputs []G.Value) bool {
+	return p.Dtype() == dt && p.Shape().Eq(shape) && p.IsNativelyAccessible() && !aliases(p, inputs)
 }
 
 // aliases reports whether p shares its first byte with any input's memory range.
@@ -138,4 +161,31 @@ func checkFloat(op string, dt tensor.Dtype) error {
 		return fmt.Errorf("%s: dtype %v, want float32 or float64", op, dt)
 	}
 	return nil
+}
+
+// workspace is scratch memory an op keeps between runs: slices of either precision, one
+// per worker goroutine.
+type workspace struct {
+	f32 [][]float32
+	f64 [][]float64
+}
+
+// scratch returns n kept slices of w of at least size elements of type T each, allocating
+// only those missing or too short. Call it before starting the workers; worker i then
+// uses slice i alone.
+func scratch[T Float](w *workspace, n, size int) [][]T {
+	bufs, ok := any(&w.f32).(*[][]T)
+	if !ok {
+		bufs = any(&w.f64).(*[][]T)
+	}
+	for len(*bufs) < n {
+		*bufs = append(*bufs, nil)
+	}
+	s := (*bufs)[:n]
+	for i := range s {
+		if len(s[i]) < size {
+			s[i] = make([]T, size)
+		}
+	}
+	return s
 }

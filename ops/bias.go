@@ -18,7 +18,7 @@ func AddBias(x, b *G.Node) (*G.Node, error) {
 	if x.Dtype() != b.Dtype() {
 		return nil, fmt.Errorf("add bias: x is %v, bias is %v", x.Dtype(), b.Dtype())
 	}
-	return G.ApplyOp(&biasOp{baseOp{"AddBias"}, xs.Dims()}, x, b)
+	return G.ApplyOp(&biasOp{baseOp{name: "AddBias"}, xs.Dims()}, x, b)
 }
 
 // biasOp is the op of AddBias.
@@ -54,7 +54,7 @@ func (op *biasOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, error
 	if err != nil {
 		return nil, err
 	}
-	y := output(prealloc, x.Dtype(), x.Shape(), in)
+	y := op.out.get(prealloc, x.Dtype(), x.Shape(), in)
 	switch x.Dtype() {
 	case tensor.Float32:
 		addBiasKernel(data[float32](y), data[float32](x), data[float32](b))
@@ -73,13 +73,15 @@ func (op *biasOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
 	return G.Nodes{grad, db}, err
 }
 
-// addBiasKernel writes y = x + b row by row.
+// addBiasKernel writes y = x + b row by row, in parallel.
 func addBiasKernel[T Float](y, x, b []T) {
 	d := len(b)
-	for r := 0; r*d < len(x); r++ {
-		yr, xr := y[r*d:(r+1)*d], x[r*d:(r+1)*d]
-		for j, v := range xr {
-			yr[j] = v + b[j]
+	parallelFor(len(x)/d, d, func(_, lo, hi int) {
+		for r := lo; r < hi; r++ {
+			yr, xr := y[r*d:(r+1)*d], x[r*d:(r+1)*d]
+			for j, v := range xr {
+				yr[j] = v + b[j]
+			}
 		}
-	}
+	})
 }

@@ -10,3 +10,7 @@ const Backend = "gonum"
 
 // impl is the BLAS of this build.
 func impl() blasImpl { return gonum.Implementation{} }
+
+// serialImpl is the BLAS of this build for products that must stay on the calling
+// goroutine: gonum on tiles too small for it to parallelise.
+func serialImpl() blasImpl { return serialTiles{gonum.Implementation{}} }

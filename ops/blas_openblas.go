@@ -27,3 +27,7 @@ func init() {
 
 // impl is the BLAS of this build.
 func impl() blasImpl { return splitGemm{netlib.Implementation{}} }
+
+// serialImpl is the BLAS of this build for products that must stay on the calling
+// goroutine: single-threaded OpenBLAS without the row splitting.
+func serialImpl() blasImpl { return netlib.Implementation{} }

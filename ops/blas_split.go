@@ -24,14 +24,22 @@ const minSplitFLOPs = 1 << 20
 
 // Sgemm is Gemm in float32.
 func (s splitGemm) Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	splitRows(m, n, k, func(r0, r1 int) {
+	if !split(m, n, k) { // called directly: no closure is allocated for small products
+		s.fullBLAS.Sgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	splitRows(m, func(r0, r1 int) {
 		s.fullBLAS.Sgemm(tA, tB, r1-r0, n, k, alpha, a[rowOffset(tA, r0, lda):], lda, b, ldb, beta, c[r0*ldc:], ldc)
 	})
 }
 
 // Dgemm is Gemm in float64.
 func (s splitGemm) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
-	splitRows(m, n, k, func(r0, r1 int) {
+	if !split(m, n, k) {
+		s.fullBLAS.Dgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	splitRows(m, func(r0, r1 int) {
 		s.fullBLAS.Dgemm(tA, tB, r1-r0, n, k, alpha, a[rowOffset(tA, r0, lda):], lda, b, ldb, beta, c[r0*ldc:], ldc)
 	})
 }
@@ -45,14 +53,16 @@ func rowOffset(t blas.Transpose, r0, lda int) int {
 	return r0
 }
 
-// splitRows calls f on bands [r0, r1) covering the m rows, in parallel when the product
-// is large enough, and once for all rows otherwise.
-func splitRows(m, n, k int, f func(r0, r1 int)) {
+// split reports whether an (m, k) x (k, n) product is large enough, and has enough rows,
+// to be split across GOMAXPROCS goroutines.
+func split(m, n, k int) bool {
 	workers := runtime.GOMAXPROCS(0)
-	if workers < 2 || m < 2*workers || m*n*k < minSplitFLOPs {
-		f(0, m)
-		return
-	}
+	return workers >= 2 && m >= 2*workers && m*n*k >= minSplitFLOPs
+}
+
+// splitRows calls f on GOMAXPROCS bands [r0, r1) covering the m rows, in parallel.
+func splitRows(m int, f func(r0, r1 int)) {
+	workers := runtime.GOMAXPROCS(0)
 	band := (m + workers - 1) / workers
 	var wg sync.WaitGroup
 	for r0 := 0; r0 < m; r0 += band {
@@ -63,4 +73,41 @@ func splitRows(m, n, k int, f func(r0, r1 int)) {
 		}(r0)
 	}
 	wg.Wait()
+}
+
+// serialTiles wraps a BLAS that parallelises products by itself (gonum runs every product
+// of at least four 64 x 64 blocks of C on several goroutines) and keeps each product on the
+// calling goroutine by handing it tiles of C of at most tileRows x tileCols, too small to
+// be split.
+type serialTiles struct{ fullBLAS }
+
+// tileRows and tileCols bound the tiles of C that serialTiles passes on: one 64-row block
+// by three 64-column blocks, below gonum's four-block threshold.
+const tileRows, tileCols = 64, 192
+
+// Sgemm is Gemm in float32.
+func (s serialTiles) Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	for r0 := 0; r0 < m; r0 += tileRows {
+		for c0 := 0; c0 < n; c0 += tileCols {
+			s.fullBLAS.Sgemm(tA, tB, min(tileRows, m-r0), min(tileCols, n-c0), k, alpha, a[rowOffset(tA, r0, lda):], lda, b[colOffset(tB, c0, ldb):], ldb, beta, c[r0*ldc+c0:], ldc)
+		}
+	}
+}
+
+// Dgemm is Gemm in float64.
+func (s serialTiles) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+	for r0 := 0; r0 < m; r0 += tileRows {
+		for c0 := 0; c0 < n; c0 += tileCols {
+			s.fullBLAS.Dgemm(tA, tB, min(tileRows, m-r0), min(tileCols, n-c0), k, alpha, a[rowOffset(tA, r0, lda):], lda, b[colOffset(tB, c0, ldb):], ldb, beta, c[r0*ldc+c0:], ldc)
+		}
+	}
+}
+
+// colOffset is where column c0 of op(B) starts in B's storage: column c0 of B, or row c0
+// when B is transposed.
+func colOffset(t blas.Transpose, c0, ldb int) int {
+	if t == blas.NoTrans {
+		return c0
+	}
+	return c0 * ldb
 }

@@ -8,10 +8,11 @@ import (
 	"gonum.org/v1/gonum/blas/gonum"
 )
 
-// TestSplitGemmMatchesSerial: the row-split product equals the BLAS's own, for every
-// transpose combination, on a product large enough to be split.
+// TestSplitGemmMatchesSerial: the row-split product and the tiled one equal the BLAS's
+// own, for every transpose combination, on a product large enough to be split and wider
+// and taller than a tile.
 func TestSplitGemmMatchesSerial(t *testing.T) {
-	const m, n, k = 130, 96, 100
+	const m, n, k = 130, 200, 100
 	rng := rand.New(rand.NewPCG(1, 1))
 	fill := func(n int) []float64 {
 		v := make([]float64, n)
@@ -20,28 +21,50 @@ func TestSplitGemmMatchesSerial(t *testing.T) {
 		}
 		return v
 	}
-	for _, ta := range []bool{false, true} {
-		for _, tb := range []bool{false, true} {
-			a, b, c0 := fill(m*k), fill(k*n), fill(m*n)
-			lda, ldb := k, n
-			if ta {
-				lda = m
-			}
-			if tb {
-				ldb = k
-			}
-			want := append([]float64(nil), c0...)
-			got := append([]float64(nil), c0...)
-			serial := gonum.Implementation{}
-			serial.Dgemm(trans(ta), trans(tb), m, n, k, 1.5, a, lda, b, ldb, 0.5, want, n)
-			splitGemm{serial}.Dgemm(trans(ta), trans(tb), m, n, k, 1.5, a, lda, b, ldb, 0.5, got, n)
-			for i := range want {
-				if math.Abs(got[i]-want[i]) > 1e-12 {
-					t.Fatalf("transA=%t transB=%t: element %d is %v, want %v", ta, tb, i, got[i], want[i])
+	serial := gonum.Implementation{}
+	for _, wrap := range []struct {
+		name string
+		impl blasImpl
+	}{{"split", splitGemm{serial}}, {"tiles", serialTiles{serial}}} {
+		for _, ta := range []bool{false, true} {
+			for _, tb := range []bool{false, true} {
+				a, b, c0 := fill(m*k), fill(k*n), fill(m*n)
+				lda, ldb := k, n
+				if ta {
+					lda = m
+				}
+				if tb {
+					ldb = k
+				}
+				want := append([]float64(nil), c0...)
+				got := append([]float64(nil), c0...)
+				got32 := make([]float32, len(c0))
+				for i, v := range c0 {
+					got32[i] = float32(v)
+				}
+				serial.Dgemm(trans(ta), trans(tb), m, n, k, 1.5, a, lda, b, ldb, 0.5, want, n)
+				wrap.impl.Dgemm(trans(ta), trans(tb), m, n, k, 1.5, a, lda, b, ldb, 0.5, got, n)
+				wrap.impl.Sgemm(trans(ta), trans(tb), m, n, k, 1.5, f32(a), lda, f32(b), ldb, 0.5, got32, n)
+				for i := range want {
+					if math.Abs(got[i]-want[i]) > 1e-12 {
+						t.Fatalf("%s transA=%t transB=%t: element %d is %v, want %v", wrap.name, ta, tb, i, got[i], want[i])
+					}
+					if math.Abs(float64(got32[i])-want[i]) > 1e-3 {
+						t.Fatalf("%s float32 transA=%t transB=%t: element %d is %v, want %v", wrap.name, ta, tb, i, got32[i], want[i])
+					}
 				}
 			}
 		}
 	}
+}
+
+// f32 converts a slice to float32.
+func f32(v []float64) []float32 {
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = float32(x)
+	}
+	return out
 }
 
 // BenchmarkGemm measures this build's BLAS on the largest product of a block step at

@@ -12,12 +12,13 @@ import (
 // of a per-feature bias or gain and is not differentiated itself.
 type colSumOp struct {
 	baseOp
-	dims int // rank of the input
+	dims int       // rank of the input
+	ws   workspace // partial sums
 }
 
 // colSum applies colSumOp to x of the given rank.
 func colSum(x *G.Node, dims int) (*G.Node, error) {
-	return G.ApplyOp(&colSumOp{baseOp{"ColSum"}, dims}, x)
+	return G.ApplyOp(&colSumOp{baseOp: baseOp{name: "ColSum"}, dims: dims}, x)
 }
 
 // Arity is 1.
@@ -48,23 +49,23 @@ func (op *colSumOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, err
 		return nil, err
 	}
 	d := x.Shape()[x.Dims()-1]
-	y := output(prealloc, x.Dtype(), tensor.Shape{d}, in)
+	y := op.out.get(prealloc, x.Dtype(), tensor.Shape{d}, in)
 	switch x.Dtype() {
 	case tensor.Float32:
-		colSumKernel(data[float32](y), data[float32](x))
+		colSumKernel(data[float32](y), data[float32](x), &op.ws)
 	case tensor.Float64:
-		colSumKernel(data[float64](y), data[float64](x))
+		colSumKernel(data[float64](y), data[float64](x), &op.ws)
 	}
 	return y, nil
 }
 
-// colSumKernel writes y[j] = sum over rows r of x[r*len(y)+j].
-func colSumKernel[T Float](y, x []T) {
-	clear(y)
+// colSumKernel writes y[j] = sum over rows r of x[r*len(y)+j], with partial sums in ws.
+func colSumKernel[T Float](y, x []T, ws *workspace) {
 	d := len(y)
-	for r := 0; r*d < len(x); r++ {
+	n := len(x) / d
+	colSums(y, n, scratch[T](ws, 1, colSumsLen(n, d))[0], func(acc []T, r int) {
 		for j, v := range x[r*d : (r+1)*d] {
-			y[j] += v
+			acc[j] += v
 		}
-	}
+	})
 }

@@ -33,7 +33,7 @@ type contractOp struct {
 }
 
 func newContractOp(c float64, dims int, grad bool) *contractOp {
-	return &contractOp{baseOp{fmt.Sprintf("Contract{c=%g,grad=%t}", c, grad)}, c, dims, grad}
+	return &contractOp{baseOp{name: fmt.Sprintf("Contract{c=%g,grad=%t}", c, grad)}, c, dims, grad}
 }
 
 // Arity is 2, or 3 for the gradient of the bound.
@@ -83,7 +83,7 @@ func (op *contractOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, e
 	}
 	s := op.scale(ub)
 	if !op.grad {
-		y := output(prealloc, x.Dtype(), x.Shape(), in)
+		y := op.out.get(prealloc, x.Dtype(), x.Shape(), in)
 		switch x.Dtype() {
 		case tensor.Float32:
 			scaleKernel(data[float32](y), data[float32](x), float32(s))

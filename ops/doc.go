@@ -4,8 +4,20 @@
 //
 // Every forward op is an SDOp whose SymDiff returns backward ops of this package; the
 // backward ops are not themselves differentiable (Gorgonia's nested Grad is wrong anyway).
-// Ops write into preallocated outputs when the tape machine offers a buffer of the right
-// shape that does not alias an input.
+//
+// Memory: the tape machine forgets every register on Reset and never offers a buffer to
+// ops that do not call external code, so each op keeps its output tensor and overwrites it
+// on every run (a buffer the machine does offer is used instead when it fits): after the
+// first step a training step allocates only Gorgonia's bookkeeping. A node's value is
+// therefore valid until the next run of its graph; copy what must outlive it. Scratch
+// memory is kept in the op too, and an op belongs to one graph, run by one machine at a
+// time. Linear (packed projections without a concatenated copy of the weights) and Add
+// replace G.Mul, G.Concat and G.Add, which allocate on every run.
+//
+// Parallelism: kernels split rows or elements across at most GOMAXPROCS goroutines, and
+// take sums across rows per fixed block of rows, so that their results do not depend on
+// the number of goroutines. The attention kernel runs one (sequence, head) job per goroutine with
+// single-threaded matrix products.
 //
 // Activations are 2-D: a batch of B sequences of T tokens of width D is a (B*T, D) matrix,
 // row b*T+t holding token t of sequence b.

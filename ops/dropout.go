@@ -32,7 +32,7 @@ func Dropout(x *G.Node, p float64) (*G.Node, *DropoutMask, error) {
 	}
 	m := tensor.New(tensor.Of(x.Dtype()), tensor.WithShape(x.Shape().Clone()...))
 	mn := G.NodeFromAny(x.Graph(), m, G.WithName(fmt.Sprintf("dropout_mask_%d", x.ID())))
-	y, err := G.HadamardProd(x, mn)
+	y, err := mulMask(x, mn)
 	if err != nil {
 		return nil, nil, err
 	}

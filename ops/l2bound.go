@@ -39,7 +39,7 @@ type l2BoundOp struct {
 }
 
 func newL2BoundOp(heads int, phiInv float64, part int) *l2BoundOp {
-	return &l2BoundOp{baseOp{fmt.Sprintf("L2BoundInf{H=%d,phiInv=%g,part=%d}", heads, phiInv, part)}, heads, phiInv, part}
+	return &l2BoundOp{baseOp{name: fmt.Sprintf("L2BoundInf{H=%d,phiInv=%g,part=%d}", heads, phiInv, part)}, heads, phiInv, part}
 }
 
 // Arity is 3 forward, 4 backward.
@@ -90,7 +90,7 @@ func (op *l2BoundOp) Do(in ...G.Value) (G.Value, error) {
 		return nil, fmt.Errorf("%s: %w", op.name, err)
 	}
 	grad := f.grad(op.part, g)
-	out := tensor.New(tensor.Of(dt), tensor.WithShape(w[0].Shape().Clone()...))
+	out := op.out.get(nil, dt, w[0].Shape(), in)
 	switch v := out.Data().(type) {
 	case []float32:
 		for i, x := range grad {

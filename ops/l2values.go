@@ -31,10 +31,11 @@ type l2ValuesOp struct {
 	baseOp
 	heads int
 	part  int
+	ws    workspace
 }
 
 func newL2ValuesOp(heads, part int) *l2ValuesOp {
-	return &l2ValuesOp{baseOp{fmt.Sprintf("L2Values{H=%d,part=%d}", heads, part)}, heads, part}
+	return &l2ValuesOp{baseOp{name: fmt.Sprintf("L2Values{H=%d,part=%d}", heads, part)}, heads, part, workspace{}}
 }
 
 // Arity is 2 forward, 3 backward.
@@ -66,7 +67,7 @@ func (op *l2ValuesOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, e
 		}
 	}
 	wq := vals[0]
-	out := output(prealloc, wq.Dtype(), wq.Shape(), in)
+	out := op.out.get(prealloc, wq.Dtype(), wq.Shape(), in)
 	switch wq.Dtype() {
 	case tensor.Float32:
 		l2ValuesKernel(op, data[float32](out), floats[float32](vals), wq.Shape())
@@ -104,7 +105,7 @@ func l2ValuesKernel[T Float](op *l2ValuesOp, out []T, in [][]T, shape tensor.Sha
 	rows, cols := shape[0], shape[1]
 	d := cols / op.heads
 	s := T(1 / math.Sqrt(float64(d)))
-	b := make([]T, 2*d*d) // (d, d) twice
+	b := scratch[T](&op.ws, 1, 2*d*d)[0] // (d, d) twice
 	b1, b2 := b[:d*d], b[d*d:]
 	for h := 0; h < op.heads; h++ {
 		wq, wv, o := in[0][h*d:], in[1][h*d:], out[h*d:]

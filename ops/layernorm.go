@@ -29,7 +29,7 @@ func LayerNorm(x, gamma, beta *G.Node, eps float64) (*G.Node, error) {
 	if err := checkFloat("layernorm", x.Dtype()); err != nil {
 		return nil, err
 	}
-	return G.ApplyOp(&layerNormOp{baseOp{fmt.Sprintf("LayerNorm{eps=%g}", eps)}, eps, xs.Dims()}, x, gamma, beta)
+	return G.ApplyOp(&layerNormOp{baseOp{name: fmt.Sprintf("LayerNorm{eps=%g}", eps)}, eps, xs.Dims()}, x, gamma, beta)
 }
 
 // layerNormOp is the forward op of LayerNorm.
@@ -63,7 +63,7 @@ func (op *layerNormOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, 
 	if err != nil {
 		return nil, err
 	}
-	y := output(prealloc, x.Dtype(), x.Shape(), in)
+	y := op.out.get(prealloc, x.Dtype(), x.Shape(), in)
 	switch x.Dtype() {
 	case tensor.Float32:
 		layerNormKernel(data[float32](y), data[float32](x), data[float32](gamma), data[float32](beta), op.eps)
@@ -79,11 +79,11 @@ func (op *layerNormOp) DiffWRT(int) []bool { return []bool{true, true, true} }
 // SymDiff returns the gradients of x and gamma (fused kernels recomputing the row
 // statistics) and of beta (the column sums of dy).
 func (op *layerNormOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
-	dx, err := G.ApplyOp(&layerNormGradOp{baseOp{"LayerNormGradX"}, op.eps, op.dims, false}, in[0], in[1], grad)
+	dx, err := G.ApplyOp(&layerNormGradOp{baseOp: baseOp{name: "LayerNormGradX"}, eps: op.eps, dims: op.dims}, in[0], in[1], grad)
 	if err != nil {
 		return nil, err
 	}
-	dgamma, err := G.ApplyOp(&layerNormGradOp{baseOp{"LayerNormGradGamma"}, op.eps, op.dims, true}, in[0], in[1], grad)
+	dgamma, err := G.ApplyOp(&layerNormGradOp{baseOp: baseOp{name: "LayerNormGradGamma"}, eps: op.eps, dims: op.dims, gain: true}, in[0], in[1], grad)
 	if err != nil {
 		return nil, err
 	}
@@ -97,6 +97,7 @@ type layerNormGradOp struct {
 	eps  float64
 	dims int // rank of x
 	gain bool
+	ws   workspace // partial sums of the gain's gradient
 }
 
 // Arity is 3: x, gamma, dy.
@@ -133,12 +134,12 @@ func (op *layerNormGradOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Val
 	if op.gain {
 		shape = gamma.Shape()
 	}
-	d := output(prealloc, x.Dtype(), shape, in)
+	d := op.out.get(prealloc, x.Dtype(), shape, in)
 	switch x.Dtype() {
 	case tensor.Float32:
-		layerNormGradKernel(data[float32](d), data[float32](x), data[float32](gamma), data[float32](dy), op.eps, op.gain)
+		layerNormGradKernel(data[float32](d), data[float32](x), data[float32](gamma), data[float32](dy), op.eps, op.gain, &op.ws)
 	case tensor.Float64:
-		layerNormGradKernel(data[float64](d), data[float64](x), data[float64](gamma), data[float64](dy), op.eps, op.gain)
+		layerNormGradKernel(data[float64](d), data[float64](x), data[float64](gamma), data[float64](dy), op.eps, op.gain, &op.ws)
 	}
 	return d, nil
 }
@@ -170,47 +171,53 @@ func rowStats[T Float](row []T, eps float64) (mean, rstd float64) {
 	return mean, 1 / math.Sqrt(variance+eps)
 }
 
-// layerNormKernel writes y = gamma * xhat + beta row by row.
+// layerNormKernel writes y = gamma * xhat + beta row by row, in parallel.
 func layerNormKernel[T Float](y, x, gamma, beta []T, eps float64) {
 	d := len(gamma)
-	for r := 0; r*d < len(x); r++ {
-		xr, yr := x[r*d:(r+1)*d], y[r*d:(r+1)*d]
-		mean, rstd := rowStats(xr, eps)
-		for j, v := range xr {
-			yr[j] = T((float64(v)-mean)*rstd)*gamma[j] + beta[j]
+	parallelFor(len(x)/d, d, func(_, lo, hi int) {
+		for r := lo; r < hi; r++ {
+			xr, yr := x[r*d:(r+1)*d], y[r*d:(r+1)*d]
+			mean, rstd := rowStats(xr, eps)
+			for j, v := range xr {
+				yr[j] = T((float64(v)-mean)*rstd)*gamma[j] + beta[j]
+			}
 		}
-	}
+	})
 }
 
 // layerNormGradKernel writes, with xhat the normalised row and g = dy * gamma, either
 // dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) row by row, or (gain) the column sums
-// of dy * xhat.
-func layerNormGradKernel[T Float](out, x, gamma, dy []T, eps float64, gain bool) {
+// of dy * xhat, with partial sums in ws. Rows are processed in parallel.
+func layerNormGradKernel[T Float](out, x, gamma, dy []T, eps float64, gain bool, ws *workspace) {
 	d := len(gamma)
+	n := len(x) / d
 	if gain {
-		clear(out)
-	}
-	for r := 0; r*d < len(x); r++ {
-		xr, dyr := x[r*d:(r+1)*d], dy[r*d:(r+1)*d]
-		mean, rstd := rowStats(xr, eps)
-		if gain {
+		colSums(out, n, scratch[T](ws, 1, colSumsLen(n, d))[0], func(acc []T, r int) {
+			xr, dyr := x[r*d:(r+1)*d], dy[r*d:(r+1)*d]
+			mean, rstd := rowStats(xr, eps)
 			for j, v := range xr {
-				out[j] += T(float64(dyr[j]) * (float64(v) - mean) * rstd)
+				acc[j] += T(float64(dyr[j]) * (float64(v) - mean) * rstd)
 			}
-			continue
-		}
-		var mg, mgx float64
-		for j, v := range xr {
-			g := float64(dyr[j]) * float64(gamma[j])
-			mg += g
-			mgx += g * (float64(v) - mean) * rstd
-		}
-		mg /= float64(d)
-		mgx /= float64(d)
-		dxr := out[r*d : (r+1)*d]
-		for j, v := range xr {
-			g := float64(dyr[j]) * float64(gamma[j])
-			dxr[j] = T(rstd * (g - mg - (float64(v)-mean)*rstd*mgx))
-		}
+		})
+		return
 	}
+	parallelFor(n, d, func(_, lo, hi int) {
+		for r := lo; r < hi; r++ {
+			xr, dyr := x[r*d:(r+1)*d], dy[r*d:(r+1)*d]
+			mean, rstd := rowStats(xr, eps)
+			var mg, mgx float64
+			for j, v := range xr {
+				g := float64(dyr[j]) * float64(gamma[j])
+				mg += g
+				mgx += g * (float64(v) - mean) * rstd
+			}
+			mg /= float64(d)
+			mgx /= float64(d)
+			dxr := out[r*d : (r+1)*d]
+			for j, v := range xr {
+				g := float64(dyr[j]) * float64(gamma[j])
+				dxr[j] = T(rstd * (g - mg - (float64(v)-mean)*rstd*mgx))
+			}
+		}
+	})
 }

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
@@ -9,10 +10,13 @@ import (
 )
 
 // pointwise is an elementwise activation given by its function and derivative, evaluated
-// in float64 for either precision.
+// in float64, and optionally by faster float32 kernels on slices (nil: float32 uses f and
+// df too).
 type pointwise struct {
 	name  string
 	f, df func(float64) float64
+	f32   func(y, x []float32)      // y = f(x)
+	df32  func(dx, x, dy []float32) // dx = dy * f'(x)
 }
 
 // apply adds y = f(x) elementwise to x's graph.
@@ -20,7 +24,7 @@ func (p pointwise) apply(x *G.Node) (*G.Node, error) {
 	if err := checkFloat(p.name, x.Dtype()); err != nil {
 		return nil, err
 	}
-	return G.ApplyOp(&pointwiseOp{baseOp{p.name}, p, false}, x)
+	return G.ApplyOp(&pointwiseOp{baseOp{name: p.name}, p, false}, x)
 }
 
 // pointwiseOp is y = f(x), or (grad) the input gradient dx = dy * f'(x) from (x, dy).
@@ -55,27 +59,44 @@ func (op *pointwiseOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, 
 	if err != nil {
 		return nil, err
 	}
-	y := output(prealloc, x.Dtype(), x.Shape(), in)
-	if !op.grad {
-		switch x.Dtype() {
-		case tensor.Float32:
-			mapKernel(data[float32](y), data[float32](x), op.fn.f)
-		case tensor.Float64:
-			mapKernel(data[float64](y), data[float64](x), op.fn.f)
+	y := op.out.get(prealloc, x.Dtype(), x.Shape(), in)
+	var dy *tensor.Dense
+	if op.grad {
+		if dy, err = dense(op.name, in, 1); err != nil {
+			return nil, err
 		}
-		return y, nil
-	}
-	dy, err := dense(op.name, in, 1)
-	if err != nil {
-		return nil, err
+		if !dy.Shape().Eq(x.Shape()) {
+			return nil, fmt.Errorf("%s: gradient %v for input %v", op.name, dy.Shape(), x.Shape())
+		}
 	}
 	switch x.Dtype() {
 	case tensor.Float32:
-		chainKernel(data[float32](y), data[float32](x), data[float32](dy), op.fn.df)
+		pointwiseKernel(op.fn, data[float32](y), data[float32](x), dataOrNil[float32](dy))
 	case tensor.Float64:
-		chainKernel(data[float64](y), data[float64](x), data[float64](dy), op.fn.df)
+		pointwiseKernel(op.fn, data[float64](y), data[float64](x), dataOrNil[float64](dy))
 	}
 	return y, nil
+}
+
+// dataOrNil is data(d), or nil for a nil tensor.
+func dataOrNil[T Float](d *tensor.Dense) []T {
+	if d == nil {
+		return nil
+	}
+	return data[T](d)
+}
+
+// pointwiseKernel writes y = f(x), or with dy non-nil the gradient dy * f'(x), in
+// parallel chunks.
+func pointwiseKernel[T Float](fn pointwise, y, x, dy []T) {
+	f, df := sliceKernels[T](fn)
+	parallelFor(len(x), 1, func(_, lo, hi int) {
+		if dy == nil {
+			f(y[lo:hi], x[lo:hi])
+			return
+		}
+		df(y[lo:hi], x[lo:hi], dy[lo:hi])
+	})
 }
 
 // DiffWRT is true for x.
@@ -86,8 +107,22 @@ func (op *pointwiseOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
 	if op.grad {
 		return nil, errors.New(op.name + ": second derivatives are not implemented")
 	}
-	dx, err := G.ApplyOp(&pointwiseOp{baseOp{op.name + "Grad"}, op.fn, true}, in[0], grad)
+	dx, err := G.ApplyOp(&pointwiseOp{baseOp{name: op.name + "Grad"}, op.fn, true}, in[0], grad)
 	return G.Nodes{dx}, err
+}
+
+// sliceKernels returns fn's kernels on slices of T: its float32 kernels when T is float32
+// and it has them, loops over f and df otherwise.
+func sliceKernels[T Float](fn pointwise) (func(y, x []T), func(dx, x, dy []T)) {
+	f := func(y, x []T) { mapKernel(y, x, fn.f) }
+	df := func(dx, x, dy []T) { chainKernel(dx, x, dy, fn.df) }
+	if k, ok := any(fn.f32).(func(y, x []T)); ok && k != nil {
+		f = k
+	}
+	if k, ok := any(fn.df32).(func(dx, x, dy []T)); ok && k != nil {
+		df = k
+	}
+	return f, df
 }
 
 // mapKernel writes y = f(x).

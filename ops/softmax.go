@@ -33,7 +33,7 @@ type softmaxOp struct {
 }
 
 func newSoftmaxOp(causal bool) *softmaxOp {
-	return &softmaxOp{baseOp{fmt.Sprintf("Softmax{causal=%t}", causal)}, causal}
+	return &softmaxOp{baseOp{name: fmt.Sprintf("Softmax{causal=%t}", causal)}, causal}
 }
 
 // Arity is 1.
@@ -56,7 +56,7 @@ func (op *softmaxOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, er
 	if err != nil {
 		return nil, err
 	}
-	y := output(prealloc, x.Dtype(), x.Shape(), in)
+	y := op.out.get(prealloc, x.Dtype(), x.Shape(), in)
 	n := x.Shape()[x.Dims()-1]
 	switch x.Dtype() {
 	case tensor.Float32:
@@ -72,7 +72,7 @@ func (op *softmaxOp) DiffWRT(int) []bool { return []bool{true} }
 
 // SymDiff is dx = y * (dy - sum(y * dy)) row by row, from the output y.
 func (op *softmaxOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
-	dx, err := G.ApplyOp(&softmaxGradOp{baseOp{"SoftmaxGrad"}}, out, grad)
+	dx, err := G.ApplyOp(&softmaxGradOp{baseOp{name: "SoftmaxGrad"}}, out, grad)
 	return G.Nodes{dx}, err
 }
 
@@ -103,7 +103,7 @@ func (op *softmaxGradOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value
 	if err != nil {
 		return nil, err
 	}
-	dx := output(prealloc, y.Dtype(), y.Shape(), in)
+	dx := op.out.get(prealloc, y.Dtype(), y.Shape(), in)
 	n := y.Shape()[y.Dims()-1]
 	switch y.Dtype() {
 	case tensor.Float32:
@@ -114,19 +114,24 @@ func (op *softmaxGradOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value
 	return dx, nil
 }
 
-// softmaxRows writes the softmax of every length-n row of x into y. With causal, row r of
-// each (n, n) block keeps columns 0..r%n and the rest of its row is zero.
+// softmaxRows writes the softmax of every length-n row of x into y, in parallel over rows.
+// With causal, row r of each (n, n) block keeps columns 0..r%n and the rest of its row is
+// zero.
 func softmaxRows[T Float](y, x []T, n int, causal bool) {
-	for r := 0; r*n < len(x); r++ {
-		keep := n
-		if causal {
-			keep = r%n + 1
+	parallelFor(len(x)/n, n, func(_, lo, hi int) {
+		for r := lo; r < hi; r++ {
+			keep := n
+			if causal {
+				keep = r%n + 1
+			}
+			softmaxRow(y[r*n:(r+1)*n], x[r*n:(r+1)*n], keep)
 		}
-		softmaxRow(y[r*n:(r+1)*n], x[r*n:(r+1)*n], keep)
-	}
+	})
 }
 
-// softmaxRow writes the softmax of x[:keep] into y[:keep] and zeros into y[keep:].
+// softmaxRow writes the softmax of x[:keep] into y[:keep] and zeros into y[keep:]. The
+// exponentials and their sum are computed in float64, or for float32 rows with expNeg32
+// and in float32.
 func softmaxRow[T Float](y, x []T, keep int) {
 	m := x[0]
 	for _, v := range x[1:keep] {
@@ -135,10 +140,24 @@ func softmaxRow[T Float](y, x []T, keep int) {
 		}
 	}
 	var sum float64
-	for j, v := range x[:keep] {
-		e := math.Exp(float64(v - m))
-		y[j] = T(e)
-		sum += e
+	if y32, ok := any(y).([]float32); ok {
+		x32, m32 := any(x).([]float32)[:keep], float32(m)
+		y32 = y32[:keep]
+		for j, v := range x32 {
+			y32[j] = v - m32
+		}
+		expNeg32s(y32, y32)
+		var s float32 // every term is in (0, 1]: a float32 sum loses at most keep ulps
+		for _, e := range y32 {
+			s += e
+		}
+		sum = float64(s)
+	} else {
+		for j, v := range x[:keep] {
+			e := math.Exp(float64(v - m))
+			y[j] = T(e)
+			sum += e
+		}
 	}
 	inv := T(1 / sum)
 	for j := range y[:keep] {
@@ -147,16 +166,18 @@ func softmaxRow[T Float](y, x []T, keep int) {
 	clear(y[keep:])
 }
 
-// softmaxGradRows writes dx = y * (dy - <y, dy>) for every length-n row.
+// softmaxGradRows writes dx = y * (dy - <y, dy>) for every length-n row, in parallel.
 func softmaxGradRows[T Float](dx, y, dy []T, n int) {
-	for r := 0; r*n < len(y); r++ {
-		yr, dyr, dxr := y[r*n:(r+1)*n], dy[r*n:(r+1)*n], dx[r*n:(r+1)*n]
-		var dot float64
-		for j, v := range yr {
-			dot += float64(v) * float64(dyr[j])
+	parallelFor(len(y)/n, n, func(_, lo, hi int) {
+		for r := lo; r < hi; r++ {
+			yr, dyr, dxr := y[r*n:(r+1)*n], dy[r*n:(r+1)*n], dx[r*n:(r+1)*n]
+			var dot float64
+			for j, v := range yr {
+				dot += float64(v) * float64(dyr[j])
+			}
+			for j, v := range yr {
+				dxr[j] = v * (dyr[j] - T(dot))
+			}
 		}
-		for j, v := range yr {
-			dxr[j] = v * (dyr[j] - T(dot))
-		}
-	}
+	})
 }

@@ -43,7 +43,7 @@ type spectralOp struct {
 }
 
 func newSpectralOp(c float64, vdims int, grad bool) *spectralOp {
-	return &spectralOp{baseOp{fmt.Sprintf("SpectralNormalize{c=%g,grad=%t}", c, grad)}, c, vdims, grad}
+	return &spectralOp{baseOp{name: fmt.Sprintf("SpectralNormalize{c=%g,grad=%t}", c, grad)}, c, vdims, grad}
 }
 
 // Arity is 3, or 4 for the gradient.
@@ -82,7 +82,7 @@ func (op *spectralOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, e
 		}
 	}
 	w := ts[0]
-	out := output(prealloc, w.Dtype(), w.Shape(), in)
+	out := op.out.get(prealloc, w.Dtype(), w.Shape(), in)
 	var err error
 	switch w.Dtype() {
 	case tensor.Float32:

@@ -1,0 +1,70 @@
+package ops
+
+import (
+	"runtime"
+	"sync"
+)
+
+// grain is the fewest elements (or row elements) a goroutine of an elementwise or
+// row-wise kernel is given: below it, starting a goroutine costs more than it saves.
+const grain = 1 << 15
+
+// workers is the number of goroutines parallelFor uses for n items of the given cost
+// each (elements per item): at most GOMAXPROCS, at least 1, and none with less than
+// grain elements of work.
+func workers(n, cost int) int {
+	return max(1, min(runtime.GOMAXPROCS(0), n*max(cost, 1)/grain, n))
+}
+
+// parallelFor splits the items [0, n) into w = workers(n, cost) contiguous chunks and calls
+// f(i, lo, hi) for chunk i, the first on the calling goroutine and the others on their
+// own; it returns when all are done. The chunks depend on GOMAXPROCS: kernels that sum
+// across items keep partial sums per fixed block of items, not per chunk, so that their
+// results do not.
+func parallelFor(n, cost int, f func(i, lo, hi int)) {
+	w := workers(n, cost)
+	if w == 1 {
+		f(0, 0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	for i := 1; i < w; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			f(i, i*n/w, (i+1)*n/w)
+		}(i)
+	}
+	f(0, 0, n/w)
+	wg.Wait()
+}
+
+// sumBlock is the number of rows of one partial sum of colSums: fixed, so that the sums do
+// not depend on the number of goroutines.
+const sumBlock = 64
+
+// colSumsLen is the scratch colSums needs for n rows of width d.
+func colSumsLen(n, d int) int { return (n + sumBlock - 1) / sumBlock * d }
+
+// colSums writes into y (d) the sum over rows r < n of the rows that add(acc, r) adds into
+// acc (d): blocks of sumBlock rows are summed in parallel into part (colSumsLen(n, d)), then
+// the blocks' sums are added in order.
+func colSums[T Float](y []T, n int, part []T, add func(acc []T, r int)) {
+	d := len(y)
+	blocks := (n + sumBlock - 1) / sumBlock
+	parallelFor(blocks, sumBlock*d, func(_, lo, hi int) {
+		for b := lo; b < hi; b++ {
+			acc := part[b*d : (b+1)*d]
+			clear(acc)
+			for r := b * sumBlock; r < min(n, (b+1)*sumBlock); r++ {
+				add(acc, r)
+			}
+		}
+	})
+	clear(y)
+	for b := 0; b < blocks; b++ {
+		for j, v := range part[b*d : (b+1)*d] {
+			y[j] += v
+		}
+	}
+}
