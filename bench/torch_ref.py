@@ -46,6 +46,15 @@ Commands (all print JSON lines on stdout):
                                   timings without Go: presets of cmd/bench, weights drawn as
                                   model.New draws them (from torch's generator)
   presets --archs ... --dtype ... the presets' model configs (TestTorchPresetsMatch)
+  train --data FILE --model JSON --iters N [--batch --lr --min-lr --lr-warmup --beta2
+        --weight-decay --clip --eval-every --seed]
+                                  trains the reference on a text file as cmd/train does (the
+                                  file's distinct bytes, 90% train / 10% validation by position,
+                                  random windows, warm-up + cosine as train/schedule.go) and
+                                  scores the validation split as train.Evaluate does: every
+                                  byte but the first, in consecutive windows of the context.
+                                  A control for cmd/train's results: same model, same recipe,
+                                  PyTorch's kernels and generator.
 
 Use Debian's interpreter with python3-torch: /usr/bin/python3 bench/torch_ref.py ...
 """
@@ -76,7 +85,7 @@ MODES = ["train", "eval", "sample"]
 
 def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("command", choices=["loss", "run", "time", "presets"])
+    ap.add_argument("command", choices=["loss", "run", "time", "presets", "train"])
     ap.add_argument("--ckpt", help="a checkpoint written by cmd/bench (loss, run)")
     ap.add_argument("--after-step", action="store_true", help="loss, run: also the loss after one training step")
     ap.add_argument("--configs", default="P1,P2,P3")
@@ -91,9 +100,22 @@ def parse_args(argv):
     ap.add_argument("--blas-threads", type=int, default=2, help="OPENBLAS_NUM_THREADS")
     ap.add_argument("--omp-wait-policy", default="PASSIVE", choices=["PASSIVE", "ACTIVE"],
                     help="OMP_WAIT_POLICY: PASSIVE lets idle OpenMP workers sleep while OpenBLAS runs")
+    ap.add_argument("--data", help="train: a text file")
+    ap.add_argument("--model", default="{}", help="train: model config fields as JSON, over P2's")
+    ap.add_argument("--iters", type=int, default=2000, help="train: optimizer steps")
+    ap.add_argument("--batch", type=int, default=12, help="train: sequences per step")
+    ap.add_argument("--lr", type=float, default=1e-3, help="train: peak learning rate")
+    ap.add_argument("--min-lr", type=float, default=1e-4, help="train: final learning rate of the cosine")
+    ap.add_argument("--lr-warmup", type=int, default=100, help="train: linear warm-up steps")
+    ap.add_argument("--beta2", type=float, default=0.99, help="train: Adam beta2")
+    ap.add_argument("--weight-decay", type=float, default=0.1, help="train: AdamW decay of matrices")
+    ap.add_argument("--clip", type=float, default=1.0, help="train: global gradient-norm clip")
+    ap.add_argument("--eval-every", type=int, default=250, help="train: steps between validations")
     a = ap.parse_args(argv)
     if a.steps < 1 or a.warmup < 0 or min(a.threads, a.interop_threads, a.blas_threads) < 1:
         ap.error("want --steps >= 1, --warmup >= 0 and thread counts >= 1")
+    if a.command == "train" and not a.data:
+        ap.error("train needs --data")
     if a.command in ("loss", "run") and not a.ckpt:
         ap.error("%s needs --ckpt" % a.command)
     return a
@@ -557,6 +579,65 @@ def cmd_time(a):
                 emit(measure(lm, opts, inputs, targets, mode, name, a.steps, a.warmup))
 
 
+def cosine_lr(step, lr, min_lr, warmup, decay_iters):
+    """train.NewCosine's LR: nanoGPT's linear warm-up then cosine decay to min_lr."""
+    step = max(step, 0)
+    if step < warmup:
+        return lr * (step + 1) / (warmup + 1)
+    if step > decay_iters:
+        return min_lr
+    ratio = (step - warmup) / (decay_iters - warmup)
+    return min_lr + 0.5 * (1 + math.cos(math.pi * ratio)) * (lr - min_lr)
+
+
+def evaluate(lm, ids):
+    """train.Evaluate: mean nats per byte over every byte of ids but the first, predicted in
+    consecutive windows of the context length (a window's first byte sees no context)."""
+    T, total, n = lm.T, 0.0, 0
+    with torch.no_grad():
+        for s in range(0, len(ids) - 1, T):
+            w = ids[s:s + T + 1]
+            x, y = w[:-1].unsqueeze(0), w[1:].unsqueeze(0)
+            if x.shape[1] < T:  # the last window: pad the input, ignore the padded targets
+                pad = T - x.shape[1]
+                x = torch.cat([x, torch.zeros(1, pad, dtype=x.dtype)], 1)
+                y = torch.cat([y, torch.full((1, pad), -1, dtype=y.dtype)], 1)
+            k = int((y >= 0).sum())
+            total += lm.loss(x, y).item() * k
+            n += k
+    return total / n
+
+
+def cmd_train(a):
+    raw = open(a.data, "rb").read()
+    vocab = sorted(set(raw))
+    index = {b: i for i, b in enumerate(vocab)}
+    data = torch.tensor([index[b] for b in raw], dtype=torch.long)
+    cut = int(0.9 * len(data))
+    train, val = data[:cut], data[cut:]
+    cfg, _ = preset_config("P2", "dp", "float32")
+    cfg.update(json.loads(a.model))
+    cfg["vocab"] = len(vocab)
+    lm = LM(cfg, {"float32": torch.float32, "float64": torch.float64}[cfg["dtype"]])
+    gen = torch.Generator().manual_seed(a.seed)
+    lm.init(gen)
+    opts = dict(lr=a.lr, beta1=0.9, beta2=a.beta2, eps=1e-8, weight_decay=a.weight_decay, clip=a.clip)
+    tr = Trainer(lm, opts)
+    T, began = lm.T, time.time()
+    for step in range(a.iters):
+        lr = cosine_lr(step, a.lr, a.min_lr, a.lr_warmup, a.iters)
+        for g in tr.opt.param_groups:
+            g["lr"] = lr
+        starts = torch.randint(0, len(train) - T - 1, (a.batch,), generator=gen)
+        w = torch.stack([train[s:s + T + 1] for s in starts.tolist()])
+        loss = tr.step(w[:, :-1], w[:, 1:])
+        last = step + 1 == a.iters
+        if (step + 1) % a.eval_every == 0 or last:
+            v = evaluate(lm, val)
+            emit(dict(impl="torch", step=step + 1, loss=loss, lr=lr, val_loss=v, val_bpc=v / math.log(2),
+                      elapsed_s=time.time() - began, config=cfg))
+
+
 def cmd_presets(a):
     for name in PRESETS:
         for arch in a.archs.split(","):
@@ -565,4 +646,5 @@ def cmd_presets(a):
 
 
 if __name__ == "__main__":
-    {"loss": cmd_loss, "run": cmd_run, "time": cmd_time, "presets": cmd_presets}[ARGS.command](ARGS)
+    {"loss": cmd_loss, "run": cmd_run, "time": cmd_time, "presets": cmd_presets,
+     "train": cmd_train}[ARGS.command](ARGS)
