@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -227,4 +228,87 @@ func TestTiedHeadIsTheTokenTable(t *testing.T) {
 	if got, want := untied.NumParams()-m.NumParams(), cfg.Width*cfg.Vocab; got != want {
 		t.Errorf("tying saves %d parameters, want %d", got, want)
 	}
+}
+
+// TestWholeTensorGradientsAtWideWidths checks the gradient of every parameter tensor as a
+// whole, at widths that are multiples of 128 as in training: the central difference of the
+// loss along a random unit direction of the tensor must equal the gradient's inner product
+// with it, and no two parameters may share a gradient buffer. TestModelGradient's width 8
+// cannot show what this catches: Gorgonia's slice op hashes its bounds as single bytes,
+// so the slices that G.Concat's gradient made for columns 0:128 and 256:384 were merged
+// into one node, and while the packed projection was G.Concat(wq, wk, wv) every wv
+// received wq's gradient at width 128 (and wq's, wk's and wv's were one at width 256; for
+// tied L2, G.Concat(wq, weff) merged at width 256).
+func TestWholeTensorGradientsAtWideWidths(t *testing.T) {
+	for _, c := range []struct {
+		arch  string
+		width int
+	}{{"dp", 128}, {"l2-untied", 128}, {"l2", 256}} {
+		t.Run(fmt.Sprintf("%s-%d", c.arch, c.width), func(t *testing.T) {
+			cfg := Config{Arch: c.arch, Layers: 2, Heads: 4, Width: c.width, Context: 8, Vocab: 20, Norm: "pre", LipC: 0.9, Dtype: "float64", Std: 0.1}
+			m, err := New(cfg, 5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			const batch = 4 // each position appears once per sequence
+			tr, ev := mustProgram(t, m, Train, batch), mustProgram(t, m, Eval, batch)
+			fill(tr, 11, cfg.Vocab)
+			copy(ev.Inputs, tr.Inputs)
+			copy(ev.Targets, tr.Targets)
+			if err := tr.Run(); err != nil {
+				t.Fatal(err)
+			}
+			owner := map[*float64]string{}
+			r := rand.New(rand.NewPCG(6, 6))
+			for i, p := range tr.Params() {
+				g, err := tr.Grad(i)
+				if err != nil {
+					t.Fatal(err)
+				}
+				grad := g.Data().([]float64)
+				w := p.Value.Data().([]float64)
+				if len(grad) != len(w) {
+					t.Fatalf("%s: gradient of %d elements, want %d", p.Name, len(grad), len(w))
+				}
+				if o, ok := owner[&grad[0]]; ok {
+					t.Errorf("%s and %s share a gradient buffer", o, p.Name)
+				}
+				owner[&grad[0]] = p.Name
+				dir := make([]float64, len(w))
+				var norm float64
+				for j := range dir {
+					dir[j] = r.NormFloat64()
+					norm += dir[j] * dir[j]
+				}
+				var dot float64
+				for j := range dir {
+					dir[j] /= math.Sqrt(norm)
+					dot += grad[j] * dir[j]
+				}
+				// Observed errors are below 2e-9; a wrong block is off by about 1e-3 or more.
+				num := directionalDiff(t, ev, w, dir, 1e-4)
+				if d := math.Abs(num - dot); d > 1e-7+1e-6*math.Abs(num) {
+					t.Errorf("%s: derivative along a random direction: gradient %.10g, finite difference %.10g", p.Name, dot, num)
+				}
+			}
+		})
+	}
+}
+
+// directionalDiff is the central difference of the program's loss at w along dir.
+func directionalDiff(t *testing.T, p *Program, w, dir []float64, h float64) float64 {
+	t.Helper()
+	orig := append([]float64(nil), w...)
+	loss := func(s float64) float64 {
+		for j := range w {
+			w[j] = orig[j] + s*dir[j]
+		}
+		if err := p.Run(); err != nil {
+			t.Fatal(err)
+		}
+		return p.Loss()
+	}
+	d := (loss(h) - loss(-h)) / (2 * h)
+	copy(w, orig)
+	return d
 }
