@@ -3,13 +3,12 @@ package expressive
 import (
 	"fmt"
 	"math"
-	"runtime"
-	"sync"
-	"sync/atomic"
 
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"lipformer/ops"
 )
 
 // pairSoftplusSum adds y[i, s] = sum_j softplus(a[i, j] - c[i, s]) to the graph of a and
@@ -38,12 +37,12 @@ const (
 
 // pairSoftplusOp is the op of pairSoftplusSum (part pairValue) and its two gradients.
 type pairSoftplusOp struct {
-	opBase
+	*ops.OpBase
 	part int
 }
 
 func newPairSoftplusOp(part int) pairSoftplusOp {
-	return pairSoftplusOp{opBase{[...]string{"PairSoftplusSum", "PairSoftplusSumGradA", "PairSoftplusSumGradC"}[part]}, part}
+	return pairSoftplusOp{ops.NewOpBase([...]string{"PairSoftplusSum", "PairSoftplusSumGradA", "PairSoftplusSumGradC"}[part]), part}
 }
 
 // Arity is 2 (a, c), or 3 (a, c, dy) for a gradient.
@@ -101,41 +100,49 @@ func (op pairSoftplusOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value
 	if op.part != pairValue && !shapes[2].(tensor.Shape).Eq(c) {
 		return nil, fmt.Errorf("expressive: %v: output gradient %v, want %v", op, shapes[2], c)
 	}
-	y := outputLike(prealloc, shape, in)
+	y := op.Output(prealloc, tensor.Float64, shape, in)
 	out := y.Float64s()
 	N, K := a[1], c[1]
-	parallelRows(a[0], N*K, func(i int) {
-		ar, cr := xs[0][i*N:(i+1)*N], xs[1][i*K:(i+1)*K] // (N,), (K,)
-		switch op.part {
-		case pairValue:
-			yr := out[i*K : (i+1)*K] // (K,)
-			for s, cs := range cr {
-				var sum float64
-				for _, v := range ar {
-					sum += softplusOf(v - cs)
-				}
-				yr[s] = sum
-			}
-		case pairGradA:
-			dy, da := xs[2][i*K:(i+1)*K], out[i*N:(i+1)*N] // (K,), (N,)
-			clear(da)
-			for s, cs := range cr {
-				for j, v := range ar {
-					da[j] += dy[s] * sigmoid(v-cs)
-				}
-			}
-		case pairGradC:
-			dy, dc := xs[2][i*K:(i+1)*K], out[i*K:(i+1)*K] // (K,), (K,)
-			for s, cs := range cr {
-				var sum float64
-				for _, v := range ar {
-					sum += sigmoid(v - cs)
-				}
-				dc[s] = -dy[s] * sum
-			}
+	ops.ParallelFor(a[0], N*K, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			op.row(i, xs, out, N, K)
 		}
 	})
 	return y, nil
+}
+
+// row computes row i of the op's output out from the inputs xs, for rows of N logits and
+// K support entries.
+func (op pairSoftplusOp) row(i int, xs [][]float64, out []float64, N, K int) {
+	ar, cr := xs[0][i*N:(i+1)*N], xs[1][i*K:(i+1)*K] // (N,), (K,)
+	switch op.part {
+	case pairValue:
+		yr := out[i*K : (i+1)*K] // (K,)
+		for s, cs := range cr {
+			var sum float64
+			for _, v := range ar {
+				sum += softplusOf(v - cs)
+			}
+			yr[s] = sum
+		}
+	case pairGradA:
+		dy, da := xs[2][i*K:(i+1)*K], out[i*N:(i+1)*N] // (K,), (N,)
+		clear(da)
+		for s, cs := range cr {
+			for j, v := range ar {
+				da[j] += dy[s] * sigmoid(v-cs)
+			}
+		}
+	case pairGradC:
+		dy, dc := xs[2][i*K:(i+1)*K], out[i*K:(i+1)*K] // (K,), (K,)
+		for s, cs := range cr {
+			var sum float64
+			for _, v := range ar {
+				sum += sigmoid(v - cs)
+			}
+			dc[s] = -dy[s] * sum
+		}
+	}
 }
 
 // DiffWRT is true for a and c.
@@ -177,31 +184,4 @@ func sigmoid(x float64) float64 {
 		return 1 / (1 + e)
 	}
 	return e / (1 + e)
-}
-
-// minParallel is the number of elements below which a kernel runs on one goroutine:
-// about 0.1 ms of exponentials.
-const minParallel = 1 << 14
-
-// parallelRows calls f(i) for every row i < n, each costing perRow elements, on up to
-// GOMAXPROCS goroutines taking rows in turn, so that a goroutine on a core busy with other
-// work takes fewer rows instead of holding the others up. Small jobs run on the caller.
-func parallelRows(n, perRow int, f func(i int)) {
-	workers := min(runtime.GOMAXPROCS(0), n)
-	if workers < 2 || n*perRow < minParallel {
-		for i := range n {
-			f(i)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
-				f(i)
-			}
-		})
-	}
-	wg.Wait()
 }

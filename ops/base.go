@@ -43,6 +43,26 @@ func (op baseOp) Hashcode() uint32 {
 	return h.Sum32()
 }
 
+// OpBase is baseOp for custom ops of other packages (such as expressive's pairwise
+// softplus sums): the same boilerplate methods and a kept output buffer. Embed the pointer
+// NewOpBase returns, so that every copy of the op value shares the buffer.
+type OpBase struct{ baseOp }
+
+// NewOpBase returns the base of an op named name; the name must identify the operation and
+// its parameters, since Gorgonia merges nodes with equal hashes and children.
+func NewOpBase(name string) *OpBase { return &OpBase{baseOp{name: name}} }
+
+// Output returns the tensor the op writes its result into, as outBuf.get: prealloc if it
+// fits, else the tensor kept from earlier runs. Its old contents must all be overwritten.
+func (b *OpBase) Output(prealloc G.Value, dt tensor.Dtype, shape tensor.Shape, in []G.Value) *tensor.Dense {
+	return b.out.get(prealloc, dt, shape, in)
+}
+
+// ParallelFor calls f(i, lo, hi) on contiguous chunks of the items [0, n), each of the
+// given cost in elements, on at most GOMAXPROCS goroutines (parallelFor), for kernels of
+// other packages.
+func ParallelFor(n, cost int, f func(i, lo, hi int)) { parallelFor(n, cost, f) }
+
 // sameType is the type of an op mapping n tensors of one type to a tensor of that type.
 func sameType(n int) hm.Type {
 	a := hm.TypeVariable('a')
