@@ -10,6 +10,11 @@ type SearchOptions struct {
 	Start  int     // first d tried, >= 1
 	Max    int     // largest d tried, >= Start
 	RelTol float64 // bisection stops once hi - lo <= RelTol * lo (0: down to hi - lo = 1)
+	// Walk replaces doubling and bisection by steps of 1 from Start: up while d fails, down
+	// while it passes. It costs |d - Start| + 2 evaluations, fewer than bisection when Start
+	// is a good guess (the smallest d of the previous, shorter L) and failing evaluations
+	// are the expensive ones. RelTol is then unused.
+	Walk bool
 }
 
 // DResult is the outcome of the trials at one head width d.
@@ -37,8 +42,8 @@ type SearchResult struct {
 }
 
 // SmallestD finds the smallest d with eval(d).Pass by doubling from Start (capped at Max)
-// until a d passes, then bisecting between the last failing and the first passing d. It
-// assumes that passing is monotone in d; the success rate of a finite number of trials is
+// until a d passes, then bisecting between the last failing and the first passing d (or,
+// with opts.Walk, by steps of 1 from Start). It assumes that passing is monotone in d; the success rate of a finite number of trials is
 // noisy, so D is the smallest passing d along this path, not a certified minimum.
 func SmallestD(eval func(d int) (DResult, error), opts SearchOptions) (SearchResult, error) {
 	if opts.Start < 1 || opts.Max < opts.Start {
@@ -55,6 +60,10 @@ func SmallestD(eval func(d int) (DResult, error), opts SearchOptions) (SearchRes
 		}
 		res.Tried = append(res.Tried, r)
 		return r.Pass, nil
+	}
+	if opts.Walk {
+		err := walk(try, opts, &res)
+		return res, err
 	}
 	lo, hi := 0, 0
 	for d := opts.Start; ; d = min(2*d, opts.Max) {
@@ -86,4 +95,38 @@ func SmallestD(eval func(d int) (DResult, error), opts SearchOptions) (SearchRes
 	}
 	res.Found, res.D, res.FailBelow = true, hi, lo
 	return res, nil
+}
+
+// walk is SmallestD's step-by-1 search (SearchOptions.Walk) with the evaluation try, which
+// records each evaluation in res; walk sets the outcome.
+func walk(try func(d int) (bool, error), opts SearchOptions, res *SearchResult) error {
+	pass, err := try(opts.Start)
+	if err != nil {
+		return err
+	}
+	if pass { // down until a d fails or d = 1 passes
+		d := opts.Start
+		for d > 1 {
+			if pass, err = try(d - 1); err != nil {
+				return err
+			}
+			if !pass {
+				break
+			}
+			d--
+		}
+		res.Found, res.D, res.FailBelow = true, d, d-1
+		return nil
+	}
+	for d := opts.Start + 1; d <= opts.Max; d++ { // up until a d passes
+		if pass, err = try(d); err != nil {
+			return err
+		}
+		if pass {
+			res.Found, res.D, res.FailBelow = true, d, d-1
+			return nil
+		}
+	}
+	res.FailBelow = opts.Max
+	return nil
 }

@@ -63,6 +63,33 @@ func TestSmallestDNotFoundAndStart(t *testing.T) {
 	}
 }
 
+func TestSmallestDWalk(t *testing.T) {
+	for _, c := range []struct{ th, start, max int }{
+		{1, 1, 10}, {1, 4, 10}, {5, 5, 10}, {5, 2, 10}, {5, 9, 10}, {7, 3, 100},
+	} {
+		calls := 0
+		res, err := SmallestD(threshold(c.th, &calls), SearchOptions{Start: c.start, Max: c.max, Walk: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Found || res.D != c.th || res.FailBelow != c.th-1 {
+			t.Fatalf("threshold %d from %d: found %v d %d fail below %d", c.th, c.start, res.Found, res.D, res.FailBelow)
+		}
+		want := c.th - c.start + 1 // up: the failing d from start, then the passing one
+		if c.start >= c.th {
+			want = c.start - c.th + 1 + min(1, c.th-1) // down: the passing d, then one failing (none below 1)
+		}
+		if calls != want || len(res.Tried) != calls {
+			t.Fatalf("threshold %d from %d: %d evaluations, %d recorded, want %d", c.th, c.start, calls, len(res.Tried), want)
+		}
+	}
+	calls := 0
+	res, err := SmallestD(threshold(50, &calls), SearchOptions{Start: 3, Max: 8, Walk: true})
+	if err != nil || res.Found || res.FailBelow != 8 || calls != 6 {
+		t.Fatalf("walk beyond Max: %+v, %d calls, %v", res, calls, err)
+	}
+}
+
 func TestCellJL(t *testing.T) {
 	c := Cell{Method: MethodJL, L: 32, K: 1, Trials: 10, Eps: 0.1, Delta: 0.1, Range: 10, Margin: DefaultMargin, Seed: 3}
 	res, err := c.Run(SearchOptions{Start: 1, Max: 1 << 14}, nil)

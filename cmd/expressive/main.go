@@ -5,7 +5,8 @@
 // and against L.
 //
 // Per (method, k, L) it searches d by doubling from 1 (gd: from -gd-d-start) and then
-// bisecting (it assumes that success is monotone in d) for the smallest d at which at
+// bisecting, or for gd with -gd-search walk by steps of 1 from -gd-d-start (it assumes
+// that success is monotone in d), for the smallest d at which at
 // least a fraction 1 - delta of -trials random targets succeed. The human table goes to
 // stdout, or to stderr with -json, which writes one JSON object per line to stdout
 // instead. With -in it runs nothing and reports, fits and plots the cells of earlier
@@ -52,6 +53,7 @@ type config struct {
 	gdDStart int
 	gdDMax   int
 	gdRelTol float64
+	gdWalk   bool
 	gdFull   bool
 	seed     uint64
 	json     bool
@@ -80,6 +82,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.gdDStart, "gd-d-start", 1, "first head width d tried by gd (the search doubles from it, then bisects below the first pass)")
 	fs.IntVar(&c.gdDMax, "gd-d-max", 1024, "largest head width d tried by gd")
 	fs.Float64Var(&c.gdRelTol, "gd-rel-tol", 0.1, "gd bisection stops at hi-lo <= gd-rel-tol*lo")
+	gdSearch := fs.String("gd-search", "double", "gd search over d: double (double from gd-d-start, then bisect) or walk (steps of 1 from gd-d-start: up while failing, down while passing)")
 	fs.BoolVar(&c.gdFull, "gd-full", false, "gd: run every trial at each d instead of stopping once pass or fail is decided")
 	seed := fs.Uint64("seed", 1, "random seed")
 	fs.BoolVar(&c.json, "json", false, "write one JSON object per line to stdout (human table to stderr)")
@@ -93,6 +96,13 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	c.seed = *seed
+	switch *gdSearch {
+	case "double":
+	case "walk":
+		c.gdWalk = true
+	default:
+		return nil, fmt.Errorf("-gd-search: %q is not double or walk", *gdSearch)
+	}
 	if *in != "" {
 		c.inPaths = strings.Split(*in, ",")
 	}

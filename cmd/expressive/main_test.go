@@ -27,6 +27,7 @@ func TestFlagErrorsNameTheFlag(t *testing.T) {
 		{[]string{"-gd-lr", "0"}, "-gd-lr"},
 		{[]string{"-gd-d-start", "0"}, "-gd-d-start"},
 		{[]string{"-gd-d-start", "9", "-gd-d-max", "8"}, "-gd-d-start"},
+		{[]string{"-gd-search", "binary"}, "-gd-search"},
 		{[]string{"-plot", "x.jpg"}, "-plot"},
 		{[]string{"-in", "/nonexistent.jsonl"}, "-in"},
 	} {
@@ -35,6 +36,43 @@ func TestFlagErrorsNameTheFlag(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.flag) {
 			t.Errorf("%v: error %v, want one naming %s", c.args, err, c.flag)
 		}
+	}
+}
+
+// -gd-search walk tries d in steps of 1 from -gd-d-start.
+func TestGDWalk(t *testing.T) {
+	var stdout bytes.Buffer
+	args := []string{"-L", "8", "-k", "1", "-method", "gd", "-trials", "3", "-gd-search", "walk", "-gd-d-start", "3", "-json"}
+	if err := run(args, &stdout, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	var cell struct {
+		Type  string `json:"type"`
+		DMin  int    `json:"d_min"`
+		Tried []struct {
+			D    int  `json:"d"`
+			Pass bool `json:"pass"`
+		} `json:"tried"`
+	}
+	if err := json.Unmarshal([]byte(strings.SplitN(stdout.String(), "\n", 2)[0]), &cell); err != nil || cell.Type != "cell" {
+		t.Fatalf("first line %q: %v", stdout.String(), err)
+	}
+	if len(cell.Tried) < 2 || cell.Tried[0].D != 3 {
+		t.Fatalf("tried %+v, want a walk from d = 3", cell.Tried)
+	}
+	for i := 1; i < len(cell.Tried); i++ {
+		if step := cell.Tried[i].D - cell.Tried[i-1].D; step != 1 && step != -1 {
+			t.Fatalf("tried %+v: a step of %d", cell.Tried, step)
+		}
+	}
+	last, want := cell.Tried[len(cell.Tried)-1], 0
+	if last.Pass {
+		want = last.D // walked up to the first pass, or down to d = 1
+	} else {
+		want = last.D + 1 // walked down to the first failure
+	}
+	if cell.DMin != want {
+		t.Fatalf("d_min %d after tried %+v", cell.DMin, cell.Tried)
 	}
 }
 

@@ -130,7 +130,7 @@ func (c *config) cells() []expressive.Cell {
 // search returns the search bounds of a method.
 func (c *config) search(method string) expressive.SearchOptions {
 	if method == expressive.MethodGD {
-		return expressive.SearchOptions{Start: c.gdDStart, Max: c.gdDMax, RelTol: c.gdRelTol}
+		return expressive.SearchOptions{Start: c.gdDStart, Max: c.gdDMax, RelTol: c.gdRelTol, Walk: c.gdWalk}
 	}
 	return expressive.SearchOptions{Start: 1, Max: c.dMax, RelTol: c.relTol}
 }
