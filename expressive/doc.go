@@ -10,11 +10,11 @@
 // module), a search for the smallest d reaching a success rate (search.go, cell.go) and
 // least-squares fits of that d against log L and L (fit.go).
 //
-// gd minimises a smooth loss of the ratio errors and leak built as a Gorgonia graph
-// (loss.go), differentiated by one G.Grad and run on a tape machine compiled once per
-// target shape (gdmachine.go), with train.Adam. One float64 op with a hand-written
-// backward completes Gorgonia's set (pairsoftplus.go, opbase.go): the sums over j of
-// softplus(a[i, j] - c[i, s]) that make up the leak.
+// gd minimises a smooth loss of the ratio errors and leak (loss.go): the logits Z are a
+// Gorgonia graph of the input, differentiated by one G.Grad and run on a tape machine
+// compiled once per target shape (gdmachine.go), with train.Adam; the loss of Z is one
+// float64 op with a hand-written gradient (lossop.go) that computes the loss and dL/dZ in
+// one parallel pass over the rows.
 //
 // Every random quantity is drawn from math/rand/v2 PCG streams derived from an explicit
 // seed (rng.go): the same seed gives the same result.

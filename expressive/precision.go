@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/mat"
+
+	"lipformer/ops"
 )
 
 // RowPrecision holds the two precision measures of SPEC section 5 for one row i with
@@ -50,20 +52,34 @@ func (p Precision) Success(eps float64) bool {
 
 // MeasureLogits computes the precision of the attention matrix softmax_rows(z) against t
 // directly from the logits z (or from log-attention weights: both measures are invariant
-// to adding a constant to a row), which avoids the underflow of tiny weights. // z: (L, L)
+// to adding a constant to a row), which avoids the underflow of tiny weights. Rows are
+// measured in parallel (gd measures its L x L logits at every step). // z: (L, L)
 func MeasureLogits(z *mat.Dense, t *Target) (Precision, error) {
 	if err := checkSquare(z, t, "logits"); err != nil {
 		return Precision{}, err
 	}
 	p := newPrecision(t.L)
-	for i := range t.L {
-		row := z.RawRowView(i)
-		for _, v := range row {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return Precision{}, fmt.Errorf("expressive: logits row %d is not finite", i)
+	finite := make([]bool, t.L)
+	ops.ParallelFor(t.L, t.L, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			row := z.RawRowView(i)
+			finite[i] = true
+			for _, v := range row {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					finite[i] = false
+					break
+				}
+			}
+			if finite[i] {
+				p.Rows[i] = measureRow(row, t.Rows[i])
 			}
 		}
-		p.setRow(i, measureRow(row, t.Rows[i]))
+	})
+	for i, ok := range finite {
+		if !ok {
+			return Precision{}, fmt.Errorf("expressive: logits row %d is not finite", i)
+		}
+		p.setRow(i, p.Rows[i])
 	}
 	return p, nil
 }
@@ -139,7 +155,7 @@ func measureRow(lz []float64, support []Entry) RowPrecision {
 			next++
 			continue
 		}
-		offMax = math.Max(offMax, v)
+		offMax = max(offMax, v) // the builtin: math.Max's semantics, inlined
 	}
 	switch {
 	case len(support) == len(lz):
