@@ -77,12 +77,18 @@ func Attention(packed *G.Node, spec AttentionSpec) (*G.Node, error) {
 }
 
 // attentionOp is the forward op of Attention, or (grad) its backward, which maps
-// (packed, dout) to dpacked and recomputes P rather than keeping it between the passes.
+// (packed, out, dout) to dpacked. The backward takes the forward's output out only so that
+// it runs after the forward of the same step: it reuses the P the forward kept (keep, set
+// when the forward is differentiated), and recomputes P when that is missing or was
+// computed from another input.
 type attentionOp struct {
 	baseOp
-	spec AttentionSpec
-	grad bool
-	ws   workspace // one (sequence, head) job's work space per worker
+	spec  AttentionSpec
+	grad  bool
+	ws    workspace    // one (sequence, head) job's work space per worker
+	keep  bool         // forward: keep P in probs for the backward
+	probs keptProbs    // forward: P of the last run when keep
+	fwd   *attentionOp // backward: the forward op whose kept P it reads
 }
 
 func newAttentionOp(spec AttentionSpec, grad bool) *attentionOp {
@@ -93,10 +99,10 @@ func newAttentionOp(spec AttentionSpec, grad bool) *attentionOp {
 	return &attentionOp{baseOp: baseOp{name: name}, spec: spec, grad: grad}
 }
 
-// Arity is 1 for the forward op and 2 (packed, dout) for the backward.
+// Arity is 1 for the forward op and 3 (packed, out, dout) for the backward.
 func (op *attentionOp) Arity() int {
 	if op.grad {
-		return 2
+		return 3
 	}
 	return 1
 }
@@ -127,26 +133,22 @@ func (op *attentionOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, 
 		out := op.out.get(prealloc, packed.Dtype(), tensor.Shape{geo.rows(), geo.width}, in)
 		switch packed.Dtype() {
 		case tensor.Float32:
-			runJobs(geo, &op.ws, func(s []float32, b, h int) { attnForward(geo, s, data[float32](packed), data[float32](out), b, h) })
+			attnForwardJobs[float32](op, geo, packed, out)
 		case tensor.Float64:
-			runJobs(geo, &op.ws, func(s []float64, b, h int) { attnForward(geo, s, data[float64](packed), data[float64](out), b, h) })
+			attnForwardJobs[float64](op, geo, packed, out)
 		}
 		return out, nil
 	}
-	dout, err := dense(op.name, in, 1)
+	dout, err := dense(op.name, in, 2)
 	if err != nil {
 		return nil, err
 	}
 	dp := op.out.get(prealloc, packed.Dtype(), packed.Shape(), in)
 	switch packed.Dtype() {
 	case tensor.Float32:
-		runJobs(geo, &op.ws, func(s []float32, b, h int) {
-			attnBackward(geo, s, data[float32](packed), data[float32](dout), data[float32](dp), b, h)
-		})
+		attnBackwardJobs[float32](op, geo, packed, dout, dp)
 	case tensor.Float64:
-		runJobs(geo, &op.ws, func(s []float64, b, h int) {
-			attnBackward(geo, s, data[float64](packed), data[float64](dout), data[float64](dp), b, h)
-		})
+		attnBackwardJobs[float64](op, geo, packed, dout, dp)
 	}
 	return dp, nil
 }
@@ -154,8 +156,86 @@ func (op *attentionOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, 
 // DiffWRT is true for the packed input.
 func (op *attentionOp) DiffWRT(int) []bool { return []bool{true} }
 
-// SymDiff applies the backward op to (packed, dout).
+// SymDiff applies the backward op to (packed, out, dout).
 func (op *attentionOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
-	d, err := G.ApplyOp(newAttentionOp(op.spec, true), in[0], grad)
+	d, err := G.ApplyOp(op.backward(), in[0], out, grad)
 	return G.Nodes{d}, err
+}
+
+// backward returns the backward op of the forward op op and has op keep P for it.
+func (op *attentionOp) backward() *attentionOp {
+	back := newAttentionOp(op.spec, true)
+	back.fwd, op.keep = op, true
+	return back
+}
+
+// attnForwardJobs runs the forward of every (sequence, head) job of op, writing P into
+// op.probs when op.keep and into the workers' scratch otherwise.
+func attnForwardJobs[T Float](op *attentionOp, g attnGeometry, packed, out *tensor.Dense) {
+	var kept []T
+	if op.keep {
+		kept = resetProbs[T](&op.probs, g)
+	}
+	x, y := data[T](packed), data[T](out) // Data allocates: once, not per job
+	runJobs(g, &op.ws, func(s []T, b, h int) {
+		p, _, nq, nk := attnScratch(g, s)
+		if kept != nil {
+			p = jobProbs(g, kept, b, h)
+		}
+		attnForward(g, p, nq, nk, x, y, b, h)
+	})
+	if op.keep {
+		op.probs.set(packed)
+	}
+}
+
+// attnBackwardJobs runs the backward of every (sequence, head) job of op into dp, with
+// the P its forward kept for packed, or else P recomputed in the workers' scratch.
+func attnBackwardJobs[T Float](op *attentionOp, g attnGeometry, packed, dout, dp *tensor.Dense) {
+	var kept []T
+	if op.fwd != nil {
+		kept = keptProbsOf[T](&op.fwd.probs, g, packed)
+	}
+	x, dy, dx := data[T](packed), data[T](dout), data[T](dp) // Data allocates: once, not per job
+	runJobs(g, &op.ws, func(s []T, b, h int) {
+		p, ds, r, c := attnScratch(g, s)
+		if kept != nil {
+			p = jobProbs(g, kept, b, h)
+		} else {
+			attnProbs(g, p, r, c, x, b, h)
+		}
+		attnBackward(g, p, ds, r, c, x, dy, dx, b, h)
+	})
+}
+
+// keptProbs is the P of every (sequence, head) job of a forward op's last run, (B*H, T, T),
+// with the input it was computed from: the address, dtype and shape of the packed tensor.
+// Within a step the backward runs after the forward (it takes the forward's output), and
+// the packed input is not written in between, so a matching key means P is current.
+type keptProbs struct {
+	ws    workspace
+	src   uintptr // 0 while P is being written or before the first run
+	dt    tensor.Dtype
+	shape [2]int
+}
+
+// resetProbs marks k as not yet written and returns its buffer for P of the jobs of g.
+func resetProbs[T Float](k *keptProbs, g attnGeometry) []T {
+	k.src = 0
+	return scratch[T](&k.ws, 1, g.probsLen())[0]
+}
+
+// set records packed as the input of the P just written.
+func (k *keptProbs) set(packed *tensor.Dense) {
+	s := packed.Shape()
+	k.src, k.dt, k.shape = packed.Uintptr(), packed.Dtype(), [2]int{s[0], s[1]}
+}
+
+// keptProbsOf returns the P k holds if it was computed from packed, else nil.
+func keptProbsOf[T Float](k *keptProbs, g attnGeometry, packed *tensor.Dense) []T {
+	s := packed.Shape()
+	if k.src == 0 || k.src != packed.Uintptr() || k.dt != packed.Dtype() || k.shape != [2]int{s[0], s[1]} {
+		return nil
+	}
+	return scratch[T](&k.ws, 1, g.probsLen())[0]
 }

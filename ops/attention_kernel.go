@@ -4,9 +4,16 @@ import (
 	"math"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"gorgonia.org/tensor"
 )
+
+// attnBlock is the number of rows (and columns) of a block of causal attention. The blocks
+// of P above its block diagonal are masked, exactly 0: the kernels neither compute nor read
+// them, which saves about half the products at T >> attnBlock and changes nothing but the
+// order in which zeros would have been added.
+const attnBlock = 64
 
 // attnGeometry locates the blocks of one attention op's packed input.
 type attnGeometry struct {
@@ -17,13 +24,17 @@ type attnGeometry struct {
 	ld               int     // row stride of the packed input, k*D
 	qOff, kOff, vOff int     // column offsets of the q, k and v blocks
 	scale            float64 // 1/sqrt(d)
+	block            int     // rows of a block of P: attnBlock when causal, else T (one block)
 }
 
 func newAttnGeometry(spec AttentionSpec, packed tensor.Shape) attnGeometry {
 	k := spec.Kind.blocks()
 	d := packed[1] / k
-	g := attnGeometry{spec: spec, batch: packed[0] / spec.SeqLen, width: d, head: d / spec.Heads, ld: packed[1]}
+	g := attnGeometry{spec: spec, batch: packed[0] / spec.SeqLen, width: d, head: d / spec.Heads, ld: packed[1], block: spec.SeqLen}
 	g.scale = 1 / math.Sqrt(float64(g.head))
+	if spec.Causal {
+		g.block = min(spec.SeqLen, attnBlock)
+	}
 	switch spec.Kind {
 	case L2:
 		g.qOff, g.kOff, g.vOff = 0, 0, d
@@ -36,56 +47,119 @@ func newAttnGeometry(spec AttentionSpec, packed tensor.Shape) attnGeometry {
 // rows is B*T.
 func (g attnGeometry) rows() int { return g.batch * g.spec.SeqLen }
 
+// blocks is the number of row (or column) blocks of P.
+func (g attnGeometry) blocks() int { return (g.spec.SeqLen + g.block - 1) / g.block }
+
+// blockRows is the rows [lo, hi) of block i.
+func (g attnGeometry) blockRows(i int) (lo, hi int) {
+	lo = i * g.block
+	return lo, min(g.spec.SeqLen, lo+g.block)
+}
+
+// seen is the number of leading columns of P computed in the rows of block i: T, or
+// causally the end of the block.
+func (g attnGeometry) seen(i int) int {
+	if !g.spec.Causal {
+		return g.spec.SeqLen
+	}
+	_, hi := g.blockRows(i)
+	return hi
+}
+
+// seenFrom is the first row of P computed in the columns of block j: 0, or causally the
+// start of the block.
+func (g attnGeometry) seenFrom(j int) int {
+	if !g.spec.Causal {
+		return 0
+	}
+	lo, _ := g.blockRows(j)
+	return lo
+}
+
+// keep is the number of leading entries of row i of P that are not masked.
+func (g attnGeometry) keep(i int) int {
+	if g.spec.Causal {
+		return i + 1
+	}
+	return g.spec.SeqLen
+}
+
+// probsLen is the size of P for every job, (B*H, T, T).
+func (g attnGeometry) probsLen() int {
+	t := g.spec.SeqLen
+	return g.batch * g.spec.Heads * t * t
+}
+
 // scratchLen is the work space of one job: P and dP (T, T), and two norms or sums (T).
 func (g attnGeometry) scratchLen() int {
 	t := g.spec.SeqLen
 	return 2*t*t + 2*t
 }
 
-// runJobs runs f for every (sequence b, head h) on at most GOMAXPROCS goroutines, each
-// with its own scratch slice kept in ws.
+// attnScratch splits a job's work space into P and dS (T, T) and two vectors (T).
+func attnScratch[T Float](g attnGeometry, s []T) (p, ds, r, c []T) {
+	t := g.spec.SeqLen
+	return s[:t*t], s[t*t : 2*t*t], s[2*t*t : 2*t*t+t], s[2*t*t+t : 2*t*t+2*t]
+}
+
+// jobProbs is P (T, T) of sequence b, head h within P of every job (B*H, T, T).
+func jobProbs[T Float](g attnGeometry, probs []T, b, h int) []T {
+	t := g.spec.SeqLen
+	j := b*g.spec.Heads + h
+	return probs[j*t*t : (j+1)*t*t]
+}
+
+// runJobs runs f for every (sequence b, head h) on at most GOMAXPROCS goroutines, the
+// calling one included, each with its own scratch slice kept in ws. The workers take the
+// next job as they become free, so one that is descheduled (on a shared machine) holds up
+// no more than its current job; a job's result does not depend on the worker.
 func runJobs[T Float](g attnGeometry, ws *workspace, f func(scratch []T, b, h int)) {
 	jobs := g.batch * g.spec.Heads
 	workers := min(runtime.GOMAXPROCS(0), jobs)
 	bufs := scratch[T](ws, workers, g.scratchLen())
+	var next atomic.Int64
+	work := func(w int) {
+		for j := int(next.Add(1) - 1); j < jobs; j = int(next.Add(1) - 1) {
+			f(bufs[w], j/g.spec.Heads, j%g.spec.Heads)
+		}
+	}
 	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
+	for w := 1; w < workers; w++ {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			for j := w; j < jobs; j += workers {
-				f(bufs[w], j/g.spec.Heads, j%g.spec.Heads)
-			}
+			work(w)
 		}(w)
 	}
+	work(0)
 	wg.Wait()
 }
 
-// attnProbs writes P (T, T) of sequence b, head h into p; nq and nk (T) receive the squared
-// norms of the queries and keys for L2 logits.
+// attnProbs writes P (T, T) of sequence b, head h into p, its computed blocks only; nq and
+// nk (T) receive the squared norms of the queries and keys for L2 logits.
 func attnProbs[T Float](g attnGeometry, p, nq, nk, packed []T, b, h int) {
 	t, d := g.spec.SeqLen, g.head
 	base := b*t*g.ld + h*d
 	q, k := packed[base+g.qOff:], packed[base+g.kOff:]
-	if g.spec.Kind == DotProduct {
-		gemmSerial(false, true, t, t, d, T(g.scale), q, g.ld, k, g.ld, 0, p, t)
-	} else {
-		gemmSerial(false, true, t, t, d, T(2*g.scale), q, g.ld, k, g.ld, 0, p, t)
+	alpha := T(g.scale)
+	if g.spec.Kind != DotProduct {
+		alpha = T(2 * g.scale)
 		sqNorms(nq, q, g.ld, d)
 		sqNorms(nk, k, g.ld, d)
-		for i := 0; i < t; i++ {
-			row := p[i*t : (i+1)*t]
-			for j := range row {
-				row[j] -= T(g.scale) * (nq[i] + nk[j])
-			}
-		}
 	}
-	for i := 0; i < t; i++ {
-		keep := t
-		if g.spec.Causal {
-			keep = i + 1
+	for bi := range g.blocks() {
+		lo, hi := g.blockRows(bi)
+		n := g.seen(bi)
+		gemmSerial(false, true, hi-lo, n, d, alpha, q[lo*g.ld:], g.ld, k, g.ld, 0, p[lo*t:], t) // (hi-lo, n)
+		for i := lo; i < hi; i++ {
+			row, keep := p[i*t:i*t+n], g.keep(i)
+			if g.spec.Kind != DotProduct {
+				for j := range row[:keep] {
+					row[j] -= T(g.scale) * (nq[i] + nk[j])
+				}
+			}
+			softmaxRow(row, row, keep)
 		}
-		softmaxRow(p[i*t:(i+1)*t], p[i*t:(i+1)*t], keep)
 	}
 }
 
@@ -100,71 +174,97 @@ func sqNorms[T Float](n, x []T, ld, d int) {
 	}
 }
 
-// attnForward computes head h of sequence b: out[b, :, h] = P v_h.
-func attnForward[T Float](g attnGeometry, s, packed, out []T, b, h int) {
+// attnForward computes head h of sequence b, out[b, :, h] = P v_h, writing P into p
+// (T, T); nq and nk (T) are work space.
+func attnForward[T Float](g attnGeometry, p, nq, nk, packed, out []T, b, h int) {
 	t, d := g.spec.SeqLen, g.head
-	p, nq, nk := s[:t*t], s[2*t*t:2*t*t+t], s[2*t*t+t:2*t*t+2*t]
 	attnProbs(g, p, nq, nk, packed, b, h)
 	v := packed[b*t*g.ld+h*d+g.vOff:]
-	gemmSerial(false, false, t, d, t, 1, p, t, v, g.ld, 0, out[b*t*g.width+h*d:], g.width)
+	o := out[b*t*g.width+h*d:]
+	for bi := range g.blocks() {
+		lo, hi := g.blockRows(bi)
+		gemmSerial(false, false, hi-lo, d, g.seen(bi), 1, p[lo*t:], t, v, g.ld, 0, o[lo*g.width:], g.width)
+	}
 }
 
 // attnBackward writes the gradients of q, k and v of sequence b, head h into dp, from the
-// output gradient dout. With dS = P * (dP - rowdot(dP, P)) the gradient of the logits:
+// output gradient dout and P (T, T) of the job; ds (T, T), r and c (T) are work space.
+// With dS = P * (dP - rowdot(dP, P)) the gradient of the logits:
 // dot product: dq = s dS k, dk = s dS^T q; L2: dq_i = 2s (sum_j dS_ij (k_j - q_i)) and
-// dk_j = 2s (sum_i dS_ij (q_i - k_j)), added together when keys are queries.
-func attnBackward[T Float](g attnGeometry, s, packed, dout, dp []T, b, h int) {
+// dk_j = 2s (sum_i dS_ij (q_i - k_j)), added together when keys are queries. Products
+// by dS or P go by row blocks (dq) or column blocks (dk, dv) over their computed part.
+func attnBackward[T Float](g attnGeometry, p, ds, r, c, packed, dout, dp []T, b, h int) {
 	t, d := g.spec.SeqLen, g.head
-	p, ds, r, c := s[:t*t], s[t*t:2*t*t], s[2*t*t:2*t*t+t], s[2*t*t+t:2*t*t+2*t]
-	attnProbs(g, p, r, c, packed, b, h)
 	base := b*t*g.ld + h*d
 	q, k, v := packed[base+g.qOff:], packed[base+g.kOff:], packed[base+g.vOff:]
 	dq, dk, dv := dp[base+g.qOff:], dp[base+g.kOff:], dp[base+g.vOff:]
 	do := dout[b*t*g.width+h*d:]
-	gemmSerial(false, true, t, t, d, 1, do, g.width, v, g.ld, 0, ds, t) // dP = dO v^T
-	gemmSerial(true, false, t, d, t, 1, p, t, do, g.width, 0, dv, g.ld) // dv = P^T dO
-	for i := 0; i < t; i++ {
-		pr, dr := p[i*t:(i+1)*t], ds[i*t:(i+1)*t]
-		var dot T
-		for j, pv := range pr {
-			dot += pv * dr[j]
-		}
-		for j, pv := range pr {
-			dr[j] = pv * (dr[j] - dot)
+	for bi := range g.blocks() {
+		lo, hi := g.blockRows(bi)
+		n := g.seen(bi)
+		gemmSerial(false, true, hi-lo, n, d, 1, do[lo*g.width:], g.width, v, g.ld, 0, ds[lo*t:], t) // dP = dO v^T
+		for i := lo; i < hi; i++ {
+			pr, dr := p[i*t:i*t+n], ds[i*t:i*t+n]
+			var dot T
+			for j, pv := range pr {
+				dot += pv * dr[j]
+			}
+			for j, pv := range pr {
+				dr[j] = pv * (dr[j] - dot)
+			}
 		}
 	}
 	sc := T(g.scale)
+	rowsBy := func(alpha T, x []T) { // dq = alpha dS x, by row blocks
+		for bi := range g.blocks() {
+			lo, hi := g.blockRows(bi)
+			gemmSerial(false, false, hi-lo, d, g.seen(bi), alpha, ds[lo*t:], t, x, g.ld, 0, dq[lo*g.ld:], g.ld)
+		}
+	}
+	colsBy := func(m []T, alpha T, x []T, ldx int, beta T, y []T) { // y = alpha m^T x + beta y, by column blocks
+		for bj := range g.blocks() {
+			lo, hi := g.blockRows(bj)
+			from := g.seenFrom(bj)
+			gemmSerial(true, false, hi-lo, d, t-from, alpha, m[from*t+lo:], t, x[from*ldx:], ldx, beta, y[lo*g.ld:], g.ld)
+		}
+	}
+	colsBy(p, 1, do, g.width, 0, dv) // dv = P^T dO
 	switch g.spec.Kind {
 	case DotProduct:
-		gemmSerial(false, false, t, d, t, sc, ds, t, k, g.ld, 0, dq, g.ld)
-		gemmSerial(true, false, t, d, t, sc, ds, t, q, g.ld, 0, dk, g.ld)
+		rowsBy(sc, k)
+		colsBy(ds, sc, q, g.ld, 0, dk)
 	case L2Untied:
-		rowColSums(r, c, ds, t)
-		gemmSerial(false, false, t, d, t, 2*sc, ds, t, k, g.ld, 0, dq, g.ld)
-		gemmSerial(true, false, t, d, t, 2*sc, ds, t, q, g.ld, 0, dk, g.ld)
+		rowColSums(g, r, c, ds)
+		rowsBy(2*sc, k)
+		colsBy(ds, 2*sc, q, g.ld, 0, dk)
 		subScaledRows(dq, q, r, g.ld, d, 2*sc)
 		subScaledRows(dk, k, c, g.ld, d, 2*sc)
 	case L2:
-		rowColSums(r, c, ds, t)
+		rowColSums(g, r, c, ds)
 		for i := range r {
 			r[i] += c[i]
 		}
-		gemmSerial(false, false, t, d, t, 2*sc, ds, t, q, g.ld, 0, dq, g.ld)
-		gemmSerial(true, false, t, d, t, 2*sc, ds, t, q, g.ld, 1, dq, g.ld)
+		rowsBy(2*sc, q)
+		colsBy(ds, 2*sc, q, g.ld, 1, dq)
 		subScaledRows(dq, q, r, g.ld, d, 2*sc)
 	}
 }
 
-// rowColSums writes the row sums and the column sums of the (t, t) matrix m.
-func rowColSums[T Float](r, c, m []T, t int) {
+// rowColSums writes the row sums and the column sums of the computed blocks of m (T, T).
+func rowColSums[T Float](g attnGeometry, r, c, m []T) {
+	t := g.spec.SeqLen
 	clear(c)
-	for i := 0; i < t; i++ {
-		var s T
-		for j, v := range m[i*t : (i+1)*t] {
-			s += v
-			c[j] += v
+	for bi := range g.blocks() {
+		lo, hi := g.blockRows(bi)
+		n := g.seen(bi)
+		for i := lo; i < hi; i++ {
+			var s T
+			for j, v := range m[i*t : i*t+n] {
+				s += v
+				c[j] += v
+			}
+			r[i] = s
 		}
-		r[i] = s
 	}
 }
 
