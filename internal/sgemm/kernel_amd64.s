@@ -1,0 +1,124 @@
+#include "textflag.h"
+
+// Register layout of the 6 x 16 micro-kernel (row r of the tile, r = 0..5):
+//
+//	Y(2r)    sums of row r, columns 0..7
+//	Y(2r+1)  sums of row r, columns 8..15
+//	Y12 Y13  the 16 values of packed B at the current step of k
+//	Y14 Y15  alternately the broadcast value of packed A for the next row
+//
+//	SI packed A (6 floats per step)   DX packed B (16 floats per step)
+//	DI row of C                       R8 row stride of C in bytes
+//	CX, R9 loop counters
+
+// STEP does one step of k: it loads 16 values of B at byte offset bo and, for each of the
+// 6 values of A at byte offset ao, adds their products into the accumulators of its row.
+#define STEP(ao, bo) \
+	VMOVUPS      bo(DX), Y12; \
+	VMOVUPS      bo+32(DX), Y13; \
+	VBROADCASTSS ao(SI), Y14; \
+	VFMADD231PS  Y12, Y14, Y0; \
+	VFMADD231PS  Y13, Y14, Y1; \
+	VBROADCASTSS ao+4(SI), Y15; \
+	VFMADD231PS  Y12, Y15, Y2; \
+	VFMADD231PS  Y13, Y15, Y3; \
+	VBROADCASTSS ao+8(SI), Y14; \
+	VFMADD231PS  Y12, Y14, Y4; \
+	VFMADD231PS  Y13, Y14, Y5; \
+	VBROADCASTSS ao+12(SI), Y15; \
+	VFMADD231PS  Y12, Y15, Y6; \
+	VFMADD231PS  Y13, Y15, Y7; \
+	VBROADCASTSS ao+16(SI), Y14; \
+	VFMADD231PS  Y12, Y14, Y8; \
+	VFMADD231PS  Y13, Y14, Y9; \
+	VBROADCASTSS ao+20(SI), Y15; \
+	VFMADD231PS  Y12, Y15, Y10; \
+	VFMADD231PS  Y13, Y15, Y11
+
+// UPDATE stores row r of the tile as lo, hi + beta (in Y15) * the row of C at DI, then
+// moves DI to the next row.
+#define UPDATE(lo, hi) \
+	VFMADD231PS (DI), Y15, lo; \
+	VFMADD231PS 32(DI), Y15, hi; \
+	VMOVUPS     lo, (DI); \
+	VMOVUPS     hi, 32(DI); \
+	ADDQ        R8, DI
+
+// OVERWRITE stores row r of the tile over the row of C at DI, then moves DI to the next row.
+#define OVERWRITE(lo, hi) \
+	VMOVUPS lo, (DI); \
+	VMOVUPS hi, 32(DI); \
+	ADDQ    R8, DI
+
+// func kernel6x16AVX2(depth int, ap, bp, c *float32, ldc int, beta float32)
+TEXT ·kernel6x16AVX2(SB), NOSPLIT, $0-44
+	MOVQ depth+0(FP), CX
+	MOVQ ap+8(FP), SI
+	MOVQ bp+16(FP), DX
+	MOVQ c+24(FP), DI
+	MOVQ ldc+32(FP), R8
+	SHLQ $2, R8
+
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+	// four steps of k per iteration, then the remaining 0..3 one at a time
+	MOVQ CX, R9
+	SHRQ $2, R9
+	JZ   tail
+
+loop4:
+	STEP(0, 0)
+	STEP(24, 64)
+	STEP(48, 128)
+	STEP(72, 192)
+	ADDQ $96, SI
+	ADDQ $256, DX
+	DECQ R9
+	JNZ  loop4
+
+tail:
+	ANDQ $3, CX
+	JZ   store
+
+loop1:
+	STEP(0, 0)
+	ADDQ $24, SI
+	ADDQ $64, DX
+	DECQ CX
+	JNZ  loop1
+
+store:
+	// beta == 0 (or -0): overwrite C without reading it
+	MOVL  beta+40(FP), AX
+	ANDL  $0x7fffffff, AX
+	JZ    overwrite
+	VBROADCASTSS beta+40(FP), Y15
+	UPDATE(Y0, Y1)
+	UPDATE(Y2, Y3)
+	UPDATE(Y4, Y5)
+	UPDATE(Y6, Y7)
+	UPDATE(Y8, Y9)
+	UPDATE(Y10, Y11)
+	VZEROUPPER
+	RET
+
+overwrite:
+	OVERWRITE(Y0, Y1)
+	OVERWRITE(Y2, Y3)
+	OVERWRITE(Y4, Y5)
+	OVERWRITE(Y6, Y7)
+	OVERWRITE(Y8, Y9)
+	OVERWRITE(Y10, Y11)
+	VZEROUPPER
+	RET
