@@ -10,6 +10,7 @@
 package sgemm
 
 import (
+	"runtime"
 	"sync"
 
 	"gonum.org/v1/gonum/blas"
@@ -30,15 +31,17 @@ const (
 //     stays in the 32 KiB L1 data cache while the micro-kernel runs down the rows of A;
 //   - mc is the number of rows of op(A) packed at once: the mc x kc block of A (168 KiB)
 //     stays in the L2 cache while it is multiplied by every micro-panel of B;
-//   - nc is the number of columns of op(B) packed at once: the kc x nc panel (up to 4 MiB)
-//     is meant to stay in the L3 cache while every block of A passes over it.
+//   - nc is the number of columns of op(B) packed at once: the kc x nc panel (1 MiB) is
+//     meant to stay in the L2 or L3 cache while every block of A passes over it. BLIS takes
+//     4080 columns (4 MiB); the products of this project have at most 1024 columns, and
+//     a smaller panel keeps the buffers that every call holds small.
 //
 // mc is a multiple of mr and nc of nr, so only the last block in each direction has edge
 // tiles.
 const (
 	kc = 256
 	mc = 168
-	nc = 4080
+	nc = 1024
 )
 
 // kernel computes the mr x nr block c = ap * bp + beta * c, where ap is a packed kc-deep
@@ -47,14 +50,59 @@ const (
 // c are not read, so NaN and Inf there are overwritten.
 type kernel func(depth int, ap, bp, c []float32, ldc int, beta float32)
 
-// buffers are the packing buffers of one call, reused across calls through pool.
+// buffers are the packing buffers of one call, reused across calls through free.
 type buffers struct {
 	a, b []float32
 	tile [mr * nr]float32 // the micro-kernel's output for a tile cut by the edge of C
 }
 
-// pool holds the packing buffers, so that steady-state calls allocate nothing.
-var pool = sync.Pool{New: func() any { return new(buffers) }}
+// free holds the packing buffers not in use, shared by all calls, so that steady-state
+// calls allocate nothing. A buffer is made at its largest size (mc x kc and kc x nc, 1.2
+// MiB), so that once made it serves every product. The first call makes one per
+// processor (GOMAXPROCS), as many as ops runs products at once; later calls make one only
+// when more run at once than that, and free keeps up to maxFree per processor. A
+// sync.Pool would not do: it drops its contents at garbage collections and keeps one
+// buffer per processor out of the others' reach, so a training step would allocate
+// buffers at random.
+var free struct {
+	sync.Mutex
+	bufs []*buffers
+	made int // buffers made so far
+}
+
+// maxFree bounds the buffers kept per processor.
+const maxFree = 2
+
+// getBuffers takes a buffer from free, or makes one.
+func getBuffers() *buffers {
+	free.Lock()
+	defer free.Unlock()
+	for free.made < runtime.GOMAXPROCS(0) {
+		free.bufs = append(free.bufs, newBuffers())
+		free.made++
+	}
+	if n := len(free.bufs); n > 0 {
+		b := free.bufs[n-1]
+		free.bufs = free.bufs[:n-1]
+		return b
+	}
+	free.made++
+	return newBuffers()
+}
+
+// newBuffers makes packing buffers of the largest size.
+func newBuffers() *buffers {
+	return &buffers{a: make([]float32, mc*kc), b: make([]float32, kc*nc)}
+}
+
+// putBuffers returns b to free, or drops it when free is full.
+func putBuffers(b *buffers) {
+	free.Lock()
+	defer free.Unlock()
+	if len(free.bufs) < maxFree*runtime.GOMAXPROCS(0) {
+		free.bufs = append(free.bufs, b)
+	}
+}
 
 // Panic messages, in gonum's words.
 const (
@@ -131,8 +179,8 @@ func gemm(kern kernel, tA, tB blas.Transpose, m, n, k int, alpha float32, a []fl
 		return
 	}
 
-	buf := pool.Get().(*buffers)
-	defer pool.Put(buf)
+	buf := getBuffers()
+	defer putBuffers(buf)
 	// Split k into equal blocks of at most kc, so that no block is much shallower than
 	// the others; likewise the rows into blocks of at most mc (rounded up to mr).
 	kBlocks := (k + kc - 1) / kc
@@ -140,8 +188,7 @@ func gemm(kern kernel, tA, tB blas.Transpose, m, n, k int, alpha float32, a []fl
 	mBlocks := (m + mc - 1) / mc
 	mStep := roundUp((m+mBlocks-1)/mBlocks, mr)
 	nStep := min(nc, roundUp(n, nr))
-	buf.a = grow(buf.a, mStep*kStep)
-	buf.b = grow(buf.b, nStep*kStep)
+	buf.a, buf.b = buf.a[:mStep*kStep], buf.b[:nStep*kStep] // mStep <= mc, nStep <= nc
 
 	for j0 := 0; j0 < n; j0 += nStep {
 		nb := min(nStep, n-j0)
@@ -168,14 +215,6 @@ func validTranspose(t blas.Transpose) bool {
 
 // roundUp rounds x up to a multiple of q.
 func roundUp(x, q int) int { return (x + q - 1) / q * q }
-
-// grow returns s with length n, reallocated if its capacity is smaller.
-func grow(s []float32, n int) []float32 {
-	if cap(s) < n {
-		return make([]float32, n)
-	}
-	return s[:n]
-}
 
 // scale sets the m x n matrix c to beta * c, zeroing it when beta == 0.
 func scale(m, n int, beta float32, c []float32, ldc int) {
