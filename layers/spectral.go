@@ -24,7 +24,13 @@ type SpectralNorm struct {
 	W *Param
 	U *Buffer // (In), unit
 	V *Buffer // (Out), unit
+
+	work powerWork // Iterate's working memory, kept between calls
 }
+
+// powerWork is the float64 working memory of power iteration: the vectors u (In) and v
+// (Out) between steps, W v (In) and W^T u (Out).
+type powerWork struct{ u, v, wv, wtu []float64 }
 
 // NewSpectralNorm normalises w, starting from random unit vectors drawn from rng and
 // refined by initPowerIterations steps.
@@ -44,30 +50,67 @@ func NewSpectralNorm(w *Param, rng *rand.Rand) *SpectralNorm {
 
 // Iterate runs n steps of power iteration on W: u = W v / ||W v||, then v = W^T u /
 // ||W^T u||, after which sigma = ||W^T u|| > 0. A zero W leaves the vectors unchanged.
+// The steps run in float64 from the buffers' values, which receive the result; after the
+// first call it allocates nothing.
 func (s *SpectralNorm) Iterate(n int) {
-	w, u, v := s.W.Float64s(), s.U.Float64s(), s.V.Float64s()
+	switch w := s.W.Value.Data().(type) {
+	case []float32:
+		powerIterate(s, w, n)
+	case []float64:
+		powerIterate(s, w, n)
+	}
+}
+
+// powerIterate is Iterate for a weight w (In, Out) of element type T, in s.work.
+func powerIterate[T float32 | float64](s *SpectralNorm, w []T, n int) {
+	wk := &s.work
+	u, wv := grow(&wk.u, s.U.Value.Shape()[0]), grow(&wk.wv, s.U.Value.Shape()[0])   // (In)
+	v, wtu := grow(&wk.v, s.V.Value.Shape()[0]), grow(&wk.wtu, s.V.Value.Shape()[0]) // (Out)
+	readFloat64s(u, s.U.Value)
+	readFloat64s(v, s.V.Value)
 	cols := len(v)
 	for range n {
-		wv := make([]float64, len(u)) // W v
-		for i := range wv {
+		for i := range wv { // W v
+			var r float64
 			for j, vj := range v {
-				wv[i] += w[i*cols+j] * vj
+				r += float64(w[i*cols+j]) * vj
 			}
+			wv[i] = r
 		}
 		if norm(wv) == 0 {
 			break
 		}
-		u = unit(wv)
-		wtu := make([]float64, cols) // W^T u, nonzero since u^T W v = ||W v|| > 0
+		unitInto(u, wv)
+		clear(wtu) // W^T u, nonzero since u^T W v = ||W v|| > 0
 		for i, ui := range u {
 			for j := range wtu {
-				wtu[j] += w[i*cols+j] * ui
+				wtu[j] += float64(w[i*cols+j]) * ui
 			}
 		}
-		v = unit(wtu)
+		unitInto(v, wtu)
 	}
 	s.U.setFloat64s(u)
 	s.V.setFloat64s(v)
+}
+
+// grow returns (*buf)[:n], allocating *buf anew only when it is shorter than n.
+func grow(buf *[]float64, n int) []float64 {
+	if len(*buf) < n {
+		*buf = make([]float64, n)
+	}
+	return (*buf)[:n]
+}
+
+// readFloat64s copies a float tensor's values into dst as float64.
+func readFloat64s(dst []float64, t *tensor.Dense) {
+	switch v := t.Data().(type) {
+	case []float32:
+		for i, f := range v {
+			dst[i] = float64(f)
+		}
+	case []float64:
+		copy(dst, v)
+	}
 }
 
 // Sigma is the current estimate u^T W v of ||W||_2. It never exceeds ||W||_2.
@@ -123,12 +166,17 @@ func (l *SpectralLinear) Lipschitz2() float64 { return l.C * l.SN.Lipschitz2() }
 
 // unit returns x / ||x||.
 func unit(x []float64) []float64 {
-	n := norm(x)
 	out := make([]float64, len(x))
-	for i, v := range x {
-		out[i] = v / n
-	}
+	unitInto(out, x)
 	return out
+}
+
+// unitInto writes x / ||x|| into dst (len(x)).
+func unitInto(dst, x []float64) {
+	n := norm(x)
+	for i, v := range x {
+		dst[i] = v / n
+	}
 }
 
 // norm is the Euclidean norm of x.

@@ -98,7 +98,14 @@ func (op *contractOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, e
 	}
 	var g float64 // d/dub of min(1, c/ub) <x, dy>
 	if s < 1 {
-		g = -op.c / (ub * ub) * dot(toFloat64s(x), toFloat64s(dy))
+		var xy float64
+		switch x.Dtype() {
+		case tensor.Float32:
+			xy = dot(data[float32](x), data[float32](dy))
+		case tensor.Float64:
+			xy = dot(data[float64](x), data[float64](dy))
+		}
+		g = -op.c / (ub * ub) * xy
 	}
 	if x.Dtype() == tensor.Float32 {
 		return G.NewF32(float32(g)), nil
@@ -126,11 +133,11 @@ func scaleKernel[T Float](y, x []T, s T) {
 	}
 }
 
-// dot is the inner product of two vectors.
-func dot(a, b []float64) float64 {
+// dot is the inner product of two vectors, accumulated in float64.
+func dot[T Float](a, b []T) float64 {
 	var s float64
 	for i := range a {
-		s += a[i] * b[i]
+		s += float64(a[i]) * float64(b[i])
 	}
 	return s
 }

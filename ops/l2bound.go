@@ -68,7 +68,8 @@ func (op *l2BoundOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	return in[0].(tensor.Shape).Clone(), nil
 }
 
-// Do computes the bound or its gradient.
+// Do computes the bound or its gradient, reading the weights where they are and writing a
+// gradient into the op's kept buffer.
 func (op *l2BoundOp) Do(in ...G.Value) (G.Value, error) {
 	w := make([]*tensor.Dense, 3)
 	for i := range w {
@@ -77,29 +78,35 @@ func (op *l2BoundOp) Do(in ...G.Value) (G.Value, error) {
 			return nil, err
 		}
 	}
-	dt := w[0].Dtype()
-	f := l2BoundFactors(toFloat64s(w[0]), toFloat64s(w[1]), toFloat64s(w[2]), w[0].Shape()[0], op.heads, op.phiInv)
+	g := 0.0
+	if op.part >= 0 {
+		var err error
+		if g, err = scalar(in[3]); err != nil {
+			return nil, fmt.Errorf("%s: %w", op.name, err)
+		}
+	}
+	switch w[0].Dtype() {
+	case tensor.Float32:
+		return l2BoundDo[float32](op, w, in, g), nil
+	case tensor.Float64:
+		return l2BoundDo[float64](op, w, in, g), nil
+	}
+	return nil, fmt.Errorf("%s: dtype %v, want float32 or float64", op.name, w[0].Dtype())
+}
+
+// l2BoundDo is Do for weights w of element type T: the bound as a scalar, or g times its
+// gradient with respect to w[op.part] in the kept buffer.
+func l2BoundDo[T Float](op *l2BoundOp, w []*tensor.Dense, in []G.Value, g float64) G.Value {
+	f := l2BoundFactors(data[T](w[0]), data[T](w[1]), data[T](w[2]), w[0].Shape()[0], op.heads, op.phiInv)
 	if op.part < 0 {
-		if dt == tensor.Float32 {
-			return G.NewF32(float32(f.bound)), nil
+		if w[0].Dtype() == tensor.Float32 {
+			return G.NewF32(float32(f.bound))
 		}
-		return G.NewF64(f.bound), nil
+		return G.NewF64(f.bound)
 	}
-	g, err := scalar(in[3])
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", op.name, err)
-	}
-	grad := f.grad(op.part, g)
-	out := op.out.get(nil, dt, w[0].Shape(), in)
-	switch v := out.Data().(type) {
-	case []float32:
-		for i, x := range grad {
-			v[i] = float32(x)
-		}
-	case []float64:
-		copy(v, grad)
-	}
-	return out, nil
+	out := op.out.get(nil, w[0].Dtype(), w[0].Shape(), in)
+	f.grad(data[T](out), op.part, g)
+	return out
 }
 
 // DiffWRT is true for the three weights.
@@ -117,38 +124,24 @@ func (op *l2BoundOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
 	return ds, nil
 }
 
-// toFloat64s copies a float tensor's data as float64.
-func toFloat64s(t *tensor.Dense) []float64 {
-	switch v := t.Data().(type) {
-	case []float32:
-		out := make([]float64, len(v))
-		for i, x := range v {
-			out[i] = float64(x)
-		}
-		return out
-	case []float64:
-		return v
-	}
-	return nil
-}
-
-// l2Bound holds the factors of the bound and where their maxima are attained.
-type l2Bound struct {
-	wq, wv, wo []float64 // (D, D) each
-	d, hd      int       // D and the head width
-	k          float64   // 4 phiInv + 1/sqrt(d)
-	o, q, v    float64   // ||W^O^T||_inf, max_h r_h s_h, max_h ||W^{V,h}^T||_inf
-	oCol       int       // column of W^O attaining o
-	qRow, qCol int       // row attaining r_h* and column attaining s_h*
-	qHead      int       // head h* attaining q
-	r, s       float64   // ||W^{Q,h*}||_inf and ||W^{Q,h*}^T||_inf
-	vCol       int       // column of W^V attaining v
+// l2Bound holds the factors of the bound and where their maxima are attained, for weights
+// of element type T; every factor is accumulated in float64.
+type l2Bound[T Float] struct {
+	wq, wv, wo []T     // (D, D) each
+	d, hd      int     // D and the head width
+	k          float64 // 4 phiInv + 1/sqrt(d)
+	o, q, v    float64 // ||W^O^T||_inf, max_h r_h s_h, max_h ||W^{V,h}^T||_inf
+	oCol       int     // column of W^O attaining o
+	qRow, qCol int     // row attaining r_h* and column attaining s_h*
+	qHead      int     // head h* attaining q
+	r, s       float64 // ||W^{Q,h*}||_inf and ||W^{Q,h*}^T||_inf
+	vCol       int     // column of W^V attaining v
 	bound      float64
 }
 
 // l2BoundFactors evaluates the bound for (D, D) weights.
-func l2BoundFactors(wq, wv, wo []float64, d, heads int, phiInv float64) l2Bound {
-	b := l2Bound{wq: wq, wv: wv, wo: wo, d: d, hd: d / heads}
+func l2BoundFactors[T Float](wq, wv, wo []T, d, heads int, phiInv float64) l2Bound[T] {
+	b := l2Bound[T]{wq: wq, wv: wv, wo: wo, d: d, hd: d / heads}
 	b.k = 4*phiInv + 1/math.Sqrt(float64(b.hd))
 	b.o, b.oCol = maxColSum(wo, d, 0, d)
 	b.v, b.vCol = maxColSum(wv, d, 0, d)
@@ -164,10 +157,11 @@ func l2BoundFactors(wq, wv, wo []float64, d, heads int, phiInv float64) l2Bound 
 	return b
 }
 
-// grad is g times the subgradient of the bound with respect to wq (0), wv (1) or wo (2).
-func (b l2Bound) grad(part int, g float64) []float64 {
-	out := make([]float64, b.d*b.d)
-	sign := func(x float64) float64 {
+// grad writes g times the subgradient of the bound with respect to wq (0), wv (1) or wo (2)
+// into out (D, D), every element computed in float64 and rounded once.
+func (b l2Bound[T]) grad(out []T, part int, g float64) {
+	clear(out)
+	sign := func(x T) float64 {
 		switch {
 		case x > 0:
 			return 1
@@ -177,36 +171,41 @@ func (b l2Bound) grad(part int, g float64) []float64 {
 		return 0
 	}
 	switch part {
-	case 0: // d(r s) = s dr + r ds
+	case 0: // d(r s) = s dr + r ds, each element a sum from +0 (a zero term gives +0, not -0)
 		c := g * b.k * b.o * b.v
+		row := func(j int) float64 { return c * b.s * sign(b.wq[b.qRow*b.d+j]) }
+		col := func(i int) float64 { return c * b.r * sign(b.wq[i*b.d+b.qCol]) }
 		for j := b.qHead * b.hd; j < (b.qHead+1)*b.hd; j++ {
-			out[b.qRow*b.d+j] += c * b.s * sign(b.wq[b.qRow*b.d+j])
+			out[b.qRow*b.d+j] = T(0 + row(j))
 		}
 		for i := 0; i < b.d; i++ {
-			out[i*b.d+b.qCol] += c * b.r * sign(b.wq[i*b.d+b.qCol])
+			x := 0 + col(i)
+			if i == b.qRow { // qCol lies in head qHead: (qRow, qCol) gets both terms
+				x = 0 + row(b.qCol) + col(i)
+			}
+			out[i*b.d+b.qCol] = T(x)
 		}
 	case 1:
 		c := g * b.k * b.o * b.q
 		for i := 0; i < b.d; i++ {
-			out[i*b.d+b.vCol] = c * sign(b.wv[i*b.d+b.vCol])
+			out[i*b.d+b.vCol] = T(c * sign(b.wv[i*b.d+b.vCol]))
 		}
 	case 2:
 		c := g * b.k * b.q * b.v
 		for i := 0; i < b.d; i++ {
-			out[i*b.d+b.oCol] = c * sign(b.wo[i*b.d+b.oCol])
+			out[i*b.d+b.oCol] = T(c * sign(b.wo[i*b.d+b.oCol]))
 		}
 	}
-	return out
 }
 
 // maxColSum is the largest absolute column sum of columns lo..hi of a (d, d) matrix, and
 // its column.
-func maxColSum(w []float64, d, lo, hi int) (float64, int) {
+func maxColSum[T Float](w []T, d, lo, hi int) (float64, int) {
 	best, col := -1.0, lo
 	for j := lo; j < hi; j++ {
 		var s float64
 		for i := 0; i < d; i++ {
-			s += math.Abs(w[i*d+j])
+			s += math.Abs(float64(w[i*d+j]))
 		}
 		if s > best {
 			best, col = s, j
@@ -217,12 +216,12 @@ func maxColSum(w []float64, d, lo, hi int) (float64, int) {
 
 // maxRowSum is the largest absolute row sum over columns lo..hi of a (d, d) matrix, and its
 // row.
-func maxRowSum(w []float64, d, lo, hi int) (float64, int) {
+func maxRowSum[T Float](w []T, d, lo, hi int) (float64, int) {
 	best, row := -1.0, 0
 	for i := 0; i < d; i++ {
 		var s float64
 		for j := lo; j < hi; j++ {
-			s += math.Abs(w[i*d+j])
+			s += math.Abs(float64(w[i*d+j]))
 		}
 		if s > best {
 			best, row = s, i
