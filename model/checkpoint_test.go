@@ -74,12 +74,16 @@ func TestGenerate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := mustProgram(t, m, Sample, 1)
-	a, err := Generate(p, []int{1, 2, 3}, 12, 0.8, 3, rand.New(rand.NewPCG(1, 2)))
+	d, err := m.NewDecoder()
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := Generate(p, []int{1, 2, 3}, 12, 0.8, 3, rand.New(rand.NewPCG(1, 2)))
+	s := Sampling{Temperature: 0.8, TopK: 3, Window: Shift}
+	a, err := Generate(d, []int{1, 2, 3}, 12, s, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := Generate(d, []int{1, 2, 3}, 12, s, rand.New(rand.NewPCG(1, 2)))
 	if len(a) != 12 {
 		t.Fatalf("got %d tokens, want 12", len(a))
 	}
@@ -88,8 +92,9 @@ func TestGenerate(t *testing.T) {
 			t.Fatalf("same seed gave %v and %v", a, b)
 		}
 	}
-	g1, _ := Generate(p, []int{4}, 8, 0, 0, nil)
-	g2, _ := Generate(p, []int{4}, 8, 0, 0, nil)
+	greedy := Sampling{Window: Slide}
+	g1, _ := Generate(d, []int{4}, 8, greedy, nil)
+	g2, _ := Generate(d, []int{4}, 8, greedy, nil)
 	if len(g1) != 8 || g1[7] != g2[7] {
 		t.Fatalf("greedy decoding is not deterministic: %v %v", g1, g2)
 	}

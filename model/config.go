@@ -1,6 +1,7 @@
 // Package model is lipformer's byte-level transformer language model: its configuration
-// (saved in every checkpoint), its parameters, and the graphs built from them for
-// training, evaluation and sampling.
+// (saved in every checkpoint), its parameters, the graphs built from them for training,
+// evaluation and sampling, and the incremental Decoder (a key/value cache) with which
+// Generate samples: beyond the context, window Shift (the default) or Slide.
 package model
 
 import (

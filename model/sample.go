@@ -4,36 +4,90 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sort"
+	"slices"
 )
 
-// Generate continues prompt (token ids) by n tokens with a Sample program (batch 1). Each
-// step runs the model on the last T tokens at positions 0.. (the causal mask makes the
-// padding after them irrelevant) and draws the next token from the softmax of its logits
-// divided by temperature, restricted to the topK most likely (0: all). Temperature 0 is
-// greedy decoding.
-func Generate(p *Program, prompt []int, n int, temperature float64, topK int, rng *rand.Rand) ([]int, error) {
-	t := len(p.Inputs)
-	if p.Graph.Batch != 1 {
-		return nil, fmt.Errorf("generate: program of batch %d, want a sampling program of batch 1", p.Graph.Batch)
+// Window is how Generate continues beyond the context T, where the absolute positions of
+// the cached tokens would have to move and the cache becomes invalid.
+type Window string
+
+const (
+	// Shift (the default): when the window is full, keep its last T/2 bytes, prefill them
+	// again at positions 0.. once with the new token after them, and go on from there. Each
+	// token sees between T/2 and T-1 previous bytes; a cycle of T - T/2 tokens costs a
+	// prefill of T/2+1 positions and T - T/2 - 1 single steps: about 2 positions of work
+	// per token.
+	Shift Window = "shift"
+	// Slide: every token beyond the context sees exactly the T-1 bytes before it (nanoGPT's
+	// generate), so each one is a prefill of the last T bytes: T positions of work per
+	// token once the window is full, the cost of sampling without a cache.
+	Slide Window = "slide"
+)
+
+// ParseWindow validates a window policy name.
+func ParseWindow(s string) (Window, error) {
+	switch w := Window(s); w {
+	case Shift, Slide:
+		return w, nil
 	}
-	if len(prompt) == 0 {
-		return nil, fmt.Errorf("generate: empty prompt")
+	return "", fmt.Errorf("window policy %q, want shift or slide", s)
+}
+
+// Sampling are the settings of Generate.
+type Sampling struct {
+	Temperature float64 // the logits are divided by it; 0 is greedy decoding
+	TopK        int     // draw among the TopK most likely bytes; 0: all
+	Window      Window  // Shift or Slide
+}
+
+// Generate continues prompt (1..T token ids) by n tokens with the decoder: a prefill of the
+// prompt, then one cached step per token until the context T is full, and beyond it the
+// window policy s.Window. Each token is drawn from the softmax of the logits divided by the
+// temperature, restricted to the TopK most likely; rng may be nil for greedy decoding.
+func Generate(d *Decoder, prompt []int, n int, s Sampling, rng *rand.Rand) ([]int, error) {
+	t := d.Context()
+	if len(prompt) == 0 || len(prompt) > t {
+		return nil, fmt.Errorf("generate: prompt of %d tokens, want 1..%d (the context)", len(prompt), t)
 	}
-	if temperature < 0 || topK < 0 {
-		return nil, fmt.Errorf("generate: temperature %g and top-k %d, want both >= 0", temperature, topK)
+	if s.Temperature < 0 || s.TopK < 0 || n < 0 {
+		return nil, fmt.Errorf("generate: temperature %g, top-k %d and %d tokens, want all >= 0", s.Temperature, s.TopK, n)
 	}
-	seq := append([]int(nil), prompt...)
-	for range n {
-		window := seq[max(0, len(seq)-t):]
-		clear(p.Inputs)
-		copy(p.Inputs, window)
-		if err := p.Run(); err != nil {
+	if _, err := ParseWindow(string(s.Window)); err != nil {
+		return nil, fmt.Errorf("generate: %w", err)
+	}
+	if s.Temperature > 0 && rng == nil {
+		return nil, fmt.Errorf("generate: temperature %g needs a random source", s.Temperature)
+	}
+	if n == 0 {
+		return []int{}, nil
+	}
+	logits, err := d.Prefill(prompt)
+	if err != nil {
+		return nil, err
+	}
+	seq := append(make([]int, 0, len(prompt)+n), prompt...)
+	for {
+		seq = append(seq, pick(logits, s.Temperature, s.TopK, rng))
+		if len(seq) == len(prompt)+n {
+			return seq[len(prompt):], nil
+		}
+		if logits, err = advance(d, seq, s.Window); err != nil {
 			return nil, err
 		}
-		seq = append(seq, pick(p.Logits(len(window)-1), temperature, topK, rng))
 	}
-	return seq[len(prompt):], nil
+}
+
+// advance runs the last token of seq and returns the logits after it: a cached step while
+// the context has room, else a prefill of the window w keeps.
+func advance(d *Decoder, seq []int, w Window) ([]float64, error) {
+	t, last := d.Context(), len(seq)-1
+	if d.Len() < t {
+		return d.Step(seq[last])
+	}
+	if w == Slide {
+		return d.Prefill(seq[len(seq)-t:])
+	}
+	return d.Prefill(seq[last-t/2:])
 }
 
 // pick draws a token from logits with temperature and top-k.
@@ -42,7 +96,15 @@ func pick(logits []float64, temperature float64, topK int, rng *rand.Rand) int {
 	for i := range order {
 		order[i] = i
 	}
-	sort.SliceStable(order, func(a, b int) bool { return logits[order[a]] > logits[order[b]] })
+	slices.SortFunc(order, func(a, b int) int { // by descending logit, ties by id
+		switch {
+		case logits[a] > logits[b]:
+			return -1
+		case logits[a] < logits[b]:
+			return 1
+		}
+		return a - b
+	})
 	if temperature == 0 {
 		return order[0]
 	}

@@ -34,29 +34,69 @@ type flopCount struct {
 // weights and adds no product. For P1 this gives 11.27 GFLOP per training step, GORGONIA.md's
 // 11.3.
 func countFLOPs(cfg model.Config, batch int) (flopCount, error) {
-	if cfg.Heads < 1 || cfg.Width%cfg.Heads != 0 || batch < 1 || cfg.Context < 1 || cfg.Layers < 1 {
-		return flopCount{}, fmt.Errorf("flops: width %d, heads %d, context %d, layers %d, batch %d: want positive sizes, width a multiple of the heads",
-			cfg.Width, cfg.Heads, cfg.Context, cfg.Layers, batch)
+	if batch < 1 {
+		return flopCount{}, fmt.Errorf("flops: batch %d, want >= 1", batch)
 	}
-	b, t, d, v := float64(batch), float64(cfg.Context), float64(cfg.Width), float64(cfg.Vocab)
+	s, err := shapeOf(cfg)
+	if err != nil {
+		return flopCount{}, err
+	}
+	b, t := float64(batch), float64(cfg.Context)
 	n := b * t
+	layer := n*s.row + 4*b*t*t*s.d
+	if s.tiedL2 {
+		layer += 4 * s.d * s.d * s.hd
+	}
+	fwd := float64(cfg.Layers)*layer + n*s.head
+	return flopCount{Forward: fwd, Train: 3 * fwd}, nil
+}
+
+// flopShape holds the sizes of a model that its FLOP counts use.
+type flopShape struct {
+	d, hd  float64 // width D and head width d
+	row    float64 // a layer's products per row, outside attention: 2*D*(k*D) + 2*D*D + 4*D*F
+	head   float64 // the head's per row: 2*D*V
+	tiedL2 bool
+}
+
+// shapeOf validates cfg's sizes and architecture for the FLOP counts.
+func shapeOf(cfg model.Config) (flopShape, error) {
+	if cfg.Heads < 1 || cfg.Width%cfg.Heads != 0 || cfg.Context < 1 || cfg.Layers < 1 {
+		return flopShape{}, fmt.Errorf("flops: width %d, heads %d, context %d, layers %d: want positive sizes, width a multiple of the heads",
+			cfg.Width, cfg.Heads, cfg.Context, cfg.Layers)
+	}
+	d, v := float64(cfg.Width), float64(cfg.Vocab)
 	f := float64(cfg.Hidden)
 	if cfg.Hidden == 0 {
 		f = 4 * d
 	}
-	hd := d / float64(cfg.Heads)
 	k, tiedL2 := 3.0, false
 	switch cfg.Arch {
 	case "l2", "contractive-l2", "invertible-l2":
 		k, tiedL2 = 2, true
 	case "dp", "l2-untied", "invertible-dp":
 	default:
-		return flopCount{}, fmt.Errorf("flops: unknown architecture %q", cfg.Arch)
+		return flopShape{}, fmt.Errorf("flops: unknown architecture %q", cfg.Arch)
 	}
-	layer := 2*n*d*k*d + 4*b*t*t*d + 2*n*d*d + 4*n*d*f
-	if tiedL2 {
-		layer += 4 * d * d * hd
+	return flopShape{d: d, hd: d / float64(cfg.Heads), row: 2*d*k*d + 2*d*d + 4*d*f, head: 2 * d * v, tiedL2: tiedL2}, nil
+}
+
+// countShiftCycleFLOPs counts the matrix-product FLOPs of one cycle of generation with the
+// decoder and the shift window (model.Generate): a prefill of P = T/2+1 positions, then
+// single steps at cache lengths m = P+1..T, which yield T - T/2 tokens. Per layer a prefill
+// of n rows costs n rows of products and 4*n*n*D of attention (Q K^T and P V over the n
+// cached keys), a step one row and 4*m*D; each yields one row of the head. The tied L2
+// value weights are computed once per decoder, not per cycle.
+func countShiftCycleFLOPs(cfg model.Config) (float64, error) {
+	s, err := shapeOf(cfg)
+	if err != nil {
+		return 0, err
 	}
-	fwd := float64(cfg.Layers)*layer + 2*n*d*v
-	return flopCount{Forward: fwd, Train: 3 * fwd}, nil
+	l, t := float64(cfg.Layers), cfg.Context
+	p := t/2 + 1
+	fl := l*(float64(p)*s.row+4*float64(p*p)*s.d) + s.head
+	for m := p + 1; m <= t; m++ {
+		fl += l*(s.row+4*float64(m)*s.d) + s.head
+	}
+	return fl, nil
 }

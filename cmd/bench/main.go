@@ -1,9 +1,11 @@
 // Command bench measures lipformer's speed: a full training step (forward, backward,
 // global-norm clip, AdamW update: train.Stepper, the trainer's code path), a forward-only
-// evaluation program and one-token sampling, for reference configurations and
-// architectures. Per measurement it reports the median time over the timed runs, tokens
-// per second, achieved GFLOP/s against the analytic matrix-product FLOPs (flops.go), heap
-// bytes and objects allocated per run, and the live heap before and after the timed runs.
+// evaluation program and sampling (model.Generate with the decoder's key/value cache and
+// the shift window, timed per generated token in the steady state, re-prefills included),
+// for reference configurations and architectures. Per measurement it reports the median
+// time over the timed runs, tokens per second (sample: also ns per generated token),
+// achieved GFLOP/s against the analytic matrix-product FLOPs (flops.go), heap bytes and
+// objects allocated per run, and the live heap before and after the timed runs.
 // With -torch it also runs bench/torch_ref.py (PyTorch, same weights, batch and optimizer
 // settings) on every configuration, checks that both compute the same loss at step 0 and
 // after one training step, and prints the ratio of Go's time to PyTorch's (bench/compare.sh
@@ -12,6 +14,7 @@
 //	go run ./cmd/bench -steps 2 -warmup 1 -configs P2          # a quick look
 //	go run -tags openblas ./cmd/bench -json > go.jsonl          # the OpenBLAS build
 //	go run ./cmd/bench -torch -archs dp,l2                      # against PyTorch
+//	go run ./cmd/bench -configs P2 -soak 1000                   # live heap over 1000 training steps
 //
 // The machine should be idle: the timings are medians, but other load still shifts them.
 package main
@@ -58,6 +61,7 @@ type options struct {
 	lossTol float64
 	keep    string // directory for the checkpoints given to PyTorch, or "" for a temporary one
 	out     string // file that receives the JSON records too, or ""
+	soak    int    // training steps of a soak (soak.go) instead of the timed modes, or 0
 }
 
 // parseFlags parses and validates the command line.
@@ -70,7 +74,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	configs := fs.String("configs", "P1,P2,P3", "reference configurations: "+strings.Join(names, "; "))
 	archs := fs.String("archs", "dp,l2,invertible-l2", "architectures: "+strings.Join(model.Architectures, ", "))
-	modes := fs.String("modes", "train,eval,sample", "what to time: train (a training step), eval (a forward-only batch), sample (one generated token)")
+	modes := fs.String("modes", "train,eval,sample", "what to time: train (a training step), eval (a forward-only batch), sample (generated tokens: KV cache, window shift)")
 	var o options
 	fs.IntVar(&o.steps, "steps", 10, "timed runs per measurement (the median is reported)")
 	fs.IntVar(&o.warmup, "warmup", 2, "untimed runs before the timed ones")
@@ -86,6 +90,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.runner.ompWait, "torch-omp-wait", "PASSIVE", "OMP_WAIT_POLICY for PyTorch's OpenMP workers: PASSIVE or ACTIVE")
 	fs.Float64Var(&o.lossTol, "loss-tol", 1e-4, "largest accepted |Go - PyTorch| step-0 loss, in nats")
 	fs.StringVar(&o.out, "o", "", "also write the JSON records to this file (with the table on stdout)")
+	fs.IntVar(&o.soak, "soak", 0, "instead of timing the modes, run this many training steps of each configuration and architecture and report the live heap along the way (soak.go)")
 	fs.StringVar(&o.keep, "keep", "", "write the checkpoints given to PyTorch into this directory and keep them (default: a temporary directory)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -111,6 +116,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.warmup < 0 {
 		errs = append(errs, fmt.Sprintf("-warmup %d, want >= 0", o.warmup))
+	}
+	if o.soak < 0 || (o.soak > 0 && o.torch) {
+		errs = append(errs, fmt.Sprintf("-soak %d, want >= 0 and without -torch", o.soak))
 	}
 	if o.dtype != "float32" && o.dtype != "float64" {
 		errs = append(errs, fmt.Sprintf("-dtype %q, want float32 or float64", o.dtype))
@@ -174,6 +182,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		defer f.Close()
 		out.also = f
 	}
+	if o.soak > 0 {
+		return runSoak(ctx, o, out)
+	}
 	if err := out.header(o); err != nil {
 		return err
 	}
@@ -212,8 +223,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 					return err
 				}
 				if g, ok := goRuns[r.Mode]; ok {
+					goMs, torchMs := g.MsMedian, r.MsMedian
+					if r.Mode == modeSample { // per generated token: Go's runs generate several
+						goMs, torchMs = g.nsPerGenerated()/1e6, r.nsPerGenerated()/1e6
+					}
 					comps = append(comps, comparison{Impl: "compare", Config: p.Name, Arch: arch, Mode: r.Mode,
-						GoMs: g.MsMedian, TorchMs: r.MsMedian, Ratio: g.MsMedian / r.MsMedian})
+						GoMs: goMs, TorchMs: torchMs, Ratio: goMs / torchMs})
 				}
 			}
 			checks = append(checks, lc)
@@ -235,11 +250,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// addSpeedup sets an eval or sample measurement's speedup per token over the training step
-// of the same implementation, when there is one.
+// addSpeedup sets an eval or sample measurement's speedup over the training step of the
+// same implementation, when there is one: the step's ns per position over eval's ns per
+// position, or over sample's ns per generated token.
 func addSpeedup(r *measurement, seen map[string]measurement) {
-	if t, ok := seen[modeTrain]; ok && r.Mode != modeTrain && r.NsPerToken > 0 {
-		r.SpeedupVsTrain = t.NsPerToken / r.NsPerToken
+	t, ok := seen[modeTrain]
+	if !ok || r.Mode == modeTrain {
+		return
+	}
+	ns := r.NsPerToken
+	if r.Mode == modeSample {
+		ns = r.nsPerGenerated()
+	}
+	if ns > 0 {
+		r.SpeedupVsTrain = t.NsPerToken / ns
 	}
 }
 
@@ -264,12 +288,15 @@ func (p *printer) header(o options) error {
 		return nil
 	}
 	_, err := fmt.Fprintf(p.w, "%s %s/%s, BLAS %s, GOMAXPROCS %d, %s, median of %d timed runs after %d warm-up\n"+
-		"train: forward + backward + clip + AdamW (train.Stepper); eval: forward-only batch; sample: one generated token (batch 1, full window)\n"+
-		"ns/tok is per position computed; x train is the training step's ns/tok over this one's;\n"+
+		"train: forward + backward + clip + AdamW (train.Stepper); eval: forward-only batch;\n"+
+		"sample: Go runs %d cycles of window shift per run (model.Generate, KV cache: a prefill of T/2+1 positions, then steps to T),\n"+
+		"        PyTorch one token per run (a forward over the full window, no cache)\n"+
+		"ns/tok is per position computed; ns/gen is per generated token (sample);\n"+
+		"x train is the training step's ns/tok over this one's ns/tok, for sample over its ns/gen;\n"+
 		"MB/run and allocs are heap bytes and objects allocated per timed run; live heap is before -> after the timed runs\n\n"+
-		"%-5s %-4s %-14s %-6s %10s %19s %9s %8s %8s %9s %9s %15s %8s %7s\n",
-		runtime.Version(), runtime.GOOS, runtime.GOARCH, ops.Backend, runtime.GOMAXPROCS(0), o.dtype, o.steps, o.warmup,
-		"impl", "conf", "arch", "mode", "ms", "min..max ms", "tok/s", "GFLOP", "GFLOP/s", "MB/run", "allocs", "live heap MB", "ns/tok", "x train")
+		"%-5s %-4s %-14s %-6s %10s %19s %9s %8s %8s %9s %9s %15s %8s %9s %7s\n",
+		runtime.Version(), runtime.GOOS, runtime.GOARCH, ops.Backend, runtime.GOMAXPROCS(0), o.dtype, o.steps, o.warmup, sampleCycles,
+		"impl", "conf", "arch", "mode", "ms", "min..max ms", "tok/s", "GFLOP", "GFLOP/s", "MB/run", "allocs", "live heap MB", "ns/tok", "ns/gen", "x train")
 	return err
 }
 
@@ -286,13 +313,16 @@ func (p *printer) measurement(r measurement) error {
 		mem, allocs = fmt.Sprintf("%.1f", r.BytesPerStep/1e6), fmt.Sprintf("%.0f", r.AllocsPerStep)
 		heap = fmt.Sprintf("%.0f->%.0f", float64(r.HeapLiveStart)/1e6, float64(r.HeapLiveEnd)/1e6)
 	}
-	speed := "-"
+	speed, gen := "-", "-"
 	if r.SpeedupVsTrain > 0 {
 		speed = fmt.Sprintf("%.2f", r.SpeedupVsTrain)
 	}
-	_, err := fmt.Fprintf(p.w, "%-5s %-4s %-14s %-6s %10.2f %19s %9.0f %8.3f %8.2f %9s %9s %15s %8.0f %7s\n",
+	if ns := r.nsPerGenerated(); ns > 0 {
+		gen = fmt.Sprintf("%.0f", ns)
+	}
+	_, err := fmt.Fprintf(p.w, "%-5s %-4s %-14s %-6s %10.2f %19s %9.0f %8.3f %8.2f %9s %9s %15s %8.0f %9s %7s\n",
 		r.Impl, r.Config, r.Arch, r.Mode, r.MsMedian, fmt.Sprintf("%.2f..%.2f", r.MsMin, r.MsMax), r.TokensPerS,
-		r.GFLOP, r.GFLOPPerS, mem, allocs, heap, r.NsPerToken, speed)
+		r.GFLOP, r.GFLOPPerS, mem, allocs, heap, r.NsPerToken, gen, speed)
 	return err
 }
 
@@ -323,7 +353,7 @@ func (p *printer) summary(comps []comparison, checks []lossCheck) error {
 		return nil
 	}
 	if len(comps) > 0 {
-		fmt.Fprintf(p.w, "\nGo / PyTorch median time (> 1: Go is slower)\n%-4s %-14s %-6s %10s %10s %8s\n", "conf", "arch", "mode", "go ms", "torch ms", "ratio")
+		fmt.Fprintf(p.w, "\nGo / PyTorch median time (> 1: Go is slower; sample: per generated token, Go with its KV cache)\n%-4s %-14s %-6s %10s %10s %8s\n", "conf", "arch", "mode", "go ms", "torch ms", "ratio")
 		for _, c := range comps {
 			fmt.Fprintf(p.w, "%-4s %-14s %-6s %10.2f %10.2f %8.2f\n", c.Config, c.Arch, c.Mode, c.GoMs, c.TorchMs, c.Ratio)
 		}

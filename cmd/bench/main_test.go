@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -88,8 +89,10 @@ func TestJSONSmoke(t *testing.T) {
 		if (r.Mode == modeTrain) != (r.SpeedupVsTrain == 0) {
 			t.Errorf("record %d: speedup over train %v", i, r.SpeedupVsTrain)
 		}
-		if r.Mode == modeSample && (r.Batch != 1 || r.Positions != 16) {
-			t.Errorf("sample record: batch %d, positions %d, want 1 and 16", r.Batch, r.Positions)
+		if r.Mode == modeSample && (r.Batch != 1 || r.Positions != 4*16 || r.Generated != 4*8 || r.Window != "shift" ||
+			!(r.NsPerGenerated > 0) || math.Abs(r.NsPerGenerated-2*r.NsPerToken) > 1e-6*r.NsPerGenerated) {
+			t.Errorf("sample record: batch %d, %d positions and %d tokens per run (want 1, 64 and 32: 4 cycles of window shift at T = 16), "+
+				"window %q, %v ns per generated token and %v per position", r.Batch, r.Positions, r.Generated, r.Window, r.NsPerGenerated, r.NsPerToken)
 		}
 		if r.Mode != modeSample && !(r.Loss > 0) {
 			t.Errorf("record %d: loss %v", i, r.Loss)

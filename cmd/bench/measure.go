@@ -16,7 +16,7 @@ import (
 const (
 	modeTrain  = "train"  // a training step: forward, backward, clip, AdamW (train.Stepper)
 	modeEval   = "eval"   // a forward-only Eval program on the training batch
-	modeSample = "sample" // one generated token: a batch-1 Sample program over a full window
+	modeSample = "sample" // generated tokens: model.Generate with the decoder's cache, window shift
 )
 
 // allModes lists the modes in measuring order.
@@ -40,10 +40,13 @@ type measurement struct {
 	MsMedian       float64 `json:"ms_median"`
 	MsMin          float64 `json:"ms_min"`
 	MsMax          float64 `json:"ms_max"`
-	Positions      int     `json:"positions"`                 // token positions computed per run, Batch*Context
+	Positions      int     `json:"positions"`                 // token positions computed per run, Batch*Context; Go sample: prefilled and stepped
 	TokensPerS     float64 `json:"tokens_per_s"`              // positions per second at the median
 	NsPerToken     float64 `json:"ns_per_token"`              // median nanoseconds per position
 	GeneratedPerS  float64 `json:"generated_per_s"`           // sample: generated tokens per second at the median
+	Generated      int     `json:"generated,omitempty"`       // Go sample: tokens generated per run
+	NsPerGenerated float64 `json:"ns_per_gen,omitempty"`      // Go sample: median nanoseconds per generated token
+	Window         string  `json:"window,omitempty"`          // Go sample: the window policy (model.Window)
 	GFLOP          float64 `json:"gflop"`                     // matrix-product GFLOP per run (flops.go)
 	GFLOPPerS      float64 `json:"gflop_per_s"`               // GFLOP / median time
 	BytesPerStep   float64 `json:"bytes_per_step"`            // Go: heap bytes allocated per timed run
@@ -52,12 +55,26 @@ type measurement struct {
 	HeapLiveEnd    uint64  `json:"heap_live_end"`             // Go: live heap bytes after the timed runs (HeapAlloc after a full GC)
 	Loss           float64 `json:"loss"`                      // loss of the last timed run (train, eval); torch mode loss: step 0
 	LossAfterStep  float64 `json:"loss_after_step,omitempty"` // torch mode loss: after one training step
-	SpeedupVsTrain float64 `json:"speedup_vs_train"`          // train ns/token over this ns/token (eval, sample)
+	SpeedupVsTrain float64 `json:"speedup_vs_train"`          // train ns/token over this ns/token (eval) or ns/gen (sample)
 	GoVersion      string  `json:"go_version,omitempty"`      // Go runtime
 	TorchVersion   string  `json:"torch_version,omitempty"`   // torch only
 	InteropThreads int     `json:"interop_threads,omitempty"`
 	BLASThreads    int     `json:"blas_threads,omitempty"`
 	OMPWaitPolicy  string  `json:"omp_wait_policy,omitempty"`
+}
+
+// nsPerGenerated is a sample measurement's median nanoseconds per generated token: Go's
+// NsPerGenerated, PyTorch's one token per run; 0 for other modes.
+func (r measurement) nsPerGenerated() float64 {
+	switch {
+	case r.Mode != modeSample:
+		return 0
+	case r.NsPerGenerated > 0:
+		return r.NsPerGenerated
+	case r.GeneratedPerS > 0:
+		return 1e9 / r.GeneratedPerS
+	}
+	return 0
 }
 
 // timing is what timeRuns measured.
@@ -156,6 +173,7 @@ func (j job) measure(mode string) (measurement, error) {
 	}
 	var tm timing
 	var loss float64
+	var gen sampleRun
 	batch := j.p.Batch
 	switch mode {
 	case modeTrain:
@@ -168,7 +186,7 @@ func (j job) measure(mode string) (measurement, error) {
 		tm, loss, err = timeEval(m, j)
 	case modeSample:
 		batch = 1
-		tm, err = timeSample(m, j)
+		tm, gen, err = timeSample(m, j)
 	default:
 		err = fmt.Errorf("unknown mode %q", mode)
 	}
@@ -183,6 +201,9 @@ func (j job) measure(mode string) (measurement, error) {
 	if mode == modeTrain {
 		gflop = fl.Train / 1e9
 	}
+	if mode == modeSample {
+		gflop = gen.flops / 1e9
+	}
 	med := median(tm.durs).Seconds()
 	r := measurement{Impl: "go", Config: j.p.Name, Arch: j.cfg.Arch, Mode: mode, Dtype: j.cfg.Dtype, Backend: ops.Backend,
 		Threads: runtime.GOMAXPROCS(0), Batch: batch, Context: j.cfg.Context, Params: m.NumParams(),
@@ -191,11 +212,13 @@ func (j job) measure(mode string) (measurement, error) {
 		Positions: batch * j.cfg.Context, GFLOP: gflop, GFLOPPerS: gflop / med,
 		BytesPerStep: tm.bytes, AllocsPerStep: tm.allocs, HeapLiveStart: tm.heapStart, HeapLiveEnd: tm.heapEnd,
 		Loss: loss, GoVersion: runtime.Version()}
+	if mode == modeSample {
+		r.Positions, r.Generated, r.Window = gen.positions, gen.generated, string(model.Shift)
+		r.GeneratedPerS = float64(gen.generated) / med
+		r.NsPerGenerated = 1e9 * med / float64(gen.generated)
+	}
 	r.TokensPerS = float64(r.Positions) / med
 	r.NsPerToken = 1e9 * med / float64(r.Positions)
-	if mode == modeSample {
-		r.GeneratedPerS = 1 / med
-	}
 	return r, nil
 }
 
@@ -232,21 +255,41 @@ func timeEval(m *model.Model, j job) (timing, float64, error) {
 	return tm, p.Loss(), err
 }
 
-// timeSample times the generation of one token at a time (model.Generate, as cmd/sample)
-// from a prompt of a full context window: each token is one batch-1 forward pass over T
-// positions (there is no key-value cache).
-func timeSample(m *model.Model, j job) (timing, error) {
-	p, err := m.NewProgram(model.Sample, 1)
+// sampleRun is what one timed run of timeSample does.
+type sampleRun struct {
+	generated int     // tokens generated
+	positions int     // positions computed: prefilled and stepped
+	flops     float64 // matrix-product FLOPs (countShiftCycleFLOPs)
+}
+
+// sampleCycles is the number of shift-window cycles of one timed run of timeSample.
+const sampleCycles = 4
+
+// timeSample times generation in the steady state of cmd/sample: model.Generate with the
+// decoder's key/value cache and the shift window, at temperature 1 over the whole
+// vocabulary. A run starts from a prompt of T/2+1 bytes, whose prefill is the one a shift
+// makes, and generates sampleCycles * (T - T/2) tokens (2T for even T): sampleCycles
+// whole cycles, each a prefill of T/2+1 positions and T - T/2 - 1 single steps, so that
+// the time per token includes the amortised re-prefills.
+func timeSample(m *model.Model, j job) (timing, sampleRun, error) {
+	d, err := m.NewDecoder()
 	if err != nil {
-		return timing{}, err
+		return timing{}, sampleRun{}, err
 	}
-	defer p.Close()
-	prompt := j.inputs[:j.cfg.Context]
+	t := j.cfg.Context
+	cycle, err := countShiftCycleFLOPs(j.cfg)
+	if err != nil {
+		return timing{}, sampleRun{}, err
+	}
+	run := sampleRun{generated: sampleCycles * (t - t/2), positions: sampleCycles * t, flops: sampleCycles * cycle}
+	prompt := j.inputs[:t/2+1]
+	s := model.Sampling{Temperature: 1, Window: model.Shift}
 	rng := rand.New(rand.NewPCG(j.opt.seed, 0x73616d706c65)) // "sample"
-	return timeRuns(j.opt.warmup, j.opt.steps, func(int) error {
-		_, err := model.Generate(p, prompt, 1, 1, 0, rng)
+	tm, err := timeRuns(j.opt.warmup, j.opt.steps, func(int) error {
+		_, err := model.Generate(d, prompt, run.generated, s, rng)
 		return err
 	})
+	return tm, run, err
 }
 
 // goLossAfterStep is the loss of the job's batch after one training step on it from m's

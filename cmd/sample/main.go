@@ -1,4 +1,9 @@
-// Command sample generates text from a checkpoint.
+// Command sample generates text from a checkpoint, one byte at a time with the model's
+// key/value cache (model.Decoder). The prompt may hold up to the model's context T bytes;
+// beyond T generated positions, -window says how the window moves: shift (the default)
+// keeps the last T/2 bytes and prefills them again once per T/2 bytes, so each byte sees
+// T/2 to T-1 bytes before it at about 2 positions of work per byte; slide gives each byte
+// exactly the T-1 before it (nanoGPT), a full forward pass over the window per byte.
 //
 //	go run ./cmd/sample -ckpt out/run -prompt "The " -n 500
 package main
@@ -31,11 +36,16 @@ func run(args []string, stdout, stderr io.Writer) error {
 	temperature := fs.Float64("temperature", 0.8, "softmax temperature (0: greedy)")
 	topK := fs.Int("top-k", 40, "sample among the k most likely bytes (0: all)")
 	seed := fs.Uint64("seed", 1, "random seed")
+	window := fs.String("window", string(model.Shift), "beyond the context T: shift (keep the last T/2 bytes, re-prefill them once per T/2 bytes; each byte sees T/2..T-1 before it) or slide (each byte sees the T-1 before it: a full forward pass per byte)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *n < 0 {
 		return fmt.Errorf("-n %d, want >= 0", *n)
+	}
+	w, err := model.ParseWindow(*window)
+	if err != nil {
+		return fmt.Errorf("-window: %w", err)
 	}
 	path, err := cli.CheckpointPath(*ckpt)
 	if err != nil {
@@ -53,12 +63,15 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("-prompt: %w", err)
 	}
-	p, err := m.NewProgram(model.Sample, 1)
+	if len(ids) > m.Cfg.Context {
+		return fmt.Errorf("-prompt: %d bytes, want at most the model's context of %d", len(ids), m.Cfg.Context)
+	}
+	d, err := m.NewDecoder()
 	if err != nil {
 		return err
 	}
-	defer p.Close()
-	out, err := model.Generate(p, ids, *n, *temperature, *topK, rand.New(rand.NewPCG(*seed, 0)))
+	s := model.Sampling{Temperature: *temperature, TopK: *topK, Window: w}
+	out, err := model.Generate(d, ids, *n, s, rand.New(rand.NewPCG(*seed, 0)))
 	if err != nil {
 		return err
 	}

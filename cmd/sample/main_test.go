@@ -57,6 +57,13 @@ func TestSampleContinuesThePrompt(t *testing.T) {
 			t.Fatalf("sample %q has byte %q outside the vocabulary", out, ch)
 		}
 	}
+	var slide bytes.Buffer
+	if err := run(append(args, "-window", "slide"), &slide, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	if s := strings.TrimSuffix(slide.String(), "\n"); !strings.HasPrefix(s, "ab") || len(s) != 22 {
+		t.Fatalf("sample with -window slide %q, want the prompt and 20 more bytes", s)
+	}
 }
 
 func TestSampleRejectsBadInput(t *testing.T) {
@@ -68,6 +75,8 @@ func TestSampleRejectsBadInput(t *testing.T) {
 		{[]string{"-ckpt", dir, "-prompt", "xyz"}, "prompt"},
 		{[]string{"-ckpt", dir, "-n", "-1"}, "-n"},
 		{[]string{"-ckpt", dir, "-prompt", "a", "-temperature", "-1"}, "temperature"},
+		{[]string{"-ckpt", dir, "-window", "wrap"}, `-window: window policy "wrap", want shift or slide`},
+		{[]string{"-ckpt", dir, "-prompt", "abcabcabc"}, "-prompt: 9 bytes, want at most the model's context of 8"},
 		{[]string{}, "-ckpt"},
 	} {
 		var stdout, stderr bytes.Buffer

@@ -150,18 +150,18 @@ func report(w io.Writer, r *train.Run, sum *train.Summary, asJSON bool, sampleLe
 }
 
 // sample draws n bytes from the final model, prompted with the first bytes of the test
-// split, at temperature 0.8 and top-k 40.
+// split (at most 16 and the context), at temperature 0.8 and top-k 40, window shift.
 func sample(r *train.Run, n int) (string, error) {
-	p, err := r.Model.NewProgram(model.Sample, 1)
+	d, err := r.Model.NewDecoder()
 	if err != nil {
 		return "", err
 	}
-	defer p.Close()
-	prompt, err := r.Corpus.Vocab.Encode(r.Corpus.Test[:min(16, len(r.Corpus.Test))])
+	prompt, err := r.Corpus.Vocab.Encode(r.Corpus.Test[:min(16, r.Model.Cfg.Context, len(r.Corpus.Test))])
 	if err != nil {
 		return "", err
 	}
-	ids, err := model.Generate(p, prompt, n, 0.8, 40, rand.New(rand.NewPCG(r.Opt.Seed, 1)))
+	s := model.Sampling{Temperature: 0.8, TopK: 40, Window: model.Shift}
+	ids, err := model.Generate(d, prompt, n, s, rand.New(rand.NewPCG(r.Opt.Seed, 1)))
 	if err != nil {
 		return "", err
 	}
