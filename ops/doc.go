@@ -14,7 +14,7 @@
 // time. Linear (packed projections without a concatenated copy of the weights) and Add
 // replace G.Mul, G.Concat and G.Add, which allocate on every run. A differentiated
 // attention op also keeps its attention probabilities, (B*H, T, T), for its backward
-// (6 MB per layer at batch 8, T 256, 4 heads, float32); evaluation graphs do not.
+// (8 MiB per layer at batch 8, T 256, 4 heads, float32); evaluation graphs do not.
 //
 // Parallelism: kernels split rows or elements across at most GOMAXPROCS goroutines, and
 // take sums across rows per fixed block of rows, so that their results do not depend on
