@@ -27,50 +27,62 @@ func TestBlockStepReusesBuffers(t *testing.T) {
 			t.Fatal(err)
 		}
 		x := G.NewMatrix(g.G, tensor.Float32, G.WithShape(batch*seqLen, width), G.WithName("x"), G.WithInit(G.Gaussian(0, 1)))
-		y, err := blk.Forward(g, x)
+		y, err := blk.Forward(g, x) // (B*T, D)
 		if err != nil {
 			t.Fatal(err)
 		}
-		targets := make([]int, batch*seqLen) // (B*T)
-		for i := range targets {
-			targets[i] = i % width
-		}
-		loss, err := ops.CrossEntropy(y, G.NodeFromAny(g.G, tensor.New(tensor.WithShape(len(targets)), tensor.WithBacking(targets)), G.WithName("t")))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var wrt G.Nodes
-		for _, p := range g.Params() {
-			wrt = append(wrt, g.Node(p))
-		}
-		if _, err := G.Grad(loss, wrt...); err != nil {
-			t.Fatal(err)
-		}
-		m := G.NewTapeMachine(g.G)
-		step := func(i int) {
-			g.Resample(1, i)
-			if err := m.RunAll(); err != nil {
-				t.Fatal(err)
-			}
-			m.Reset()
-		}
-		step(0)
-		perStep := func(steps int) uint64 {
-			var before, after runtime.MemStats
-			runtime.ReadMemStats(&before)
-			for i := 0; i < steps; i++ {
-				step(i + 1)
-			}
-			runtime.ReadMemStats(&after)
-			return (after.TotalAlloc - before.TotalAlloc) / uint64(steps)
-		}
-		first, later := perStep(1), perStep(20)
+		first, later := stepAllocations(t, g, y, nil)
 		// One (B*T, hidden) activation: a step that reallocated its outputs would allocate
 		// more than ten of these.
 		act := uint64(batch * seqLen * hidden * 4)
 		if first > act || later > act {
 			t.Errorf("%v: %d bytes allocated at the second step and %d per step later, want under %d", kind, first, later, act)
 		}
-		m.Close()
 	}
+}
+
+// stepAllocations builds a training step on the block output y (B*T, D) of graph g:
+// cross-entropy against fixed targets, the gradient of every parameter, a tape machine;
+// it runs one warm-up step and returns the bytes allocated by the second step and per
+// step over the next 20. prepare, if not nil, runs before each step.
+func stepAllocations(t *testing.T, g *Graph, y *G.Node, prepare func()) (first, later uint64) {
+	t.Helper()
+	targets := make([]int, y.Shape()[0]) // (B*T)
+	for i := range targets {
+		targets[i] = i % y.Shape()[1]
+	}
+	loss, err := ops.CrossEntropy(y, G.NodeFromAny(g.G, tensor.New(tensor.WithShape(len(targets)), tensor.WithBacking(targets)), G.WithName("t")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wrt G.Nodes
+	for _, p := range g.Params() {
+		wrt = append(wrt, g.Node(p))
+	}
+	if _, err := G.Grad(loss, wrt...); err != nil {
+		t.Fatal(err)
+	}
+	m := G.NewTapeMachine(g.G)
+	defer m.Close()
+	step := func(i int) {
+		if prepare != nil {
+			prepare()
+		}
+		g.Resample(1, i)
+		if err := m.RunAll(); err != nil {
+			t.Fatal(err)
+		}
+		m.Reset()
+	}
+	step(0)
+	perStep := func(steps int) uint64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for i := 0; i < steps; i++ {
+			step(i + 1)
+		}
+		runtime.ReadMemStats(&after)
+		return (after.TotalAlloc - before.TotalAlloc) / uint64(steps)
+	}
+	return perStep(1), perStep(20)
 }

@@ -1,7 +1,6 @@
 package layers
 
 import (
-	"runtime"
 	"testing"
 
 	G "gorgonia.org/gorgonia"
@@ -45,49 +44,16 @@ func TestInvertibleBlockStepReusesBuffers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		targets := make([]int, batch*seqLen) // (B*T)
-		for i := range targets {
-			targets[i] = i % width
-		}
-		loss, err := ops.CrossEntropy(y, G.NodeFromAny(g.G, tensor.New(tensor.WithShape(len(targets)), tensor.WithBacking(targets)), G.WithName("t")))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var wrt G.Nodes
-		for _, p := range g.Params() {
-			wrt = append(wrt, g.Node(p))
-		}
-		if _, err := G.Grad(loss, wrt...); err != nil {
-			t.Fatal(err)
-		}
-		m := G.NewTapeMachine(g.G)
-		step := func(i int) {
+		first, later := stepAllocations(t, g, y, func() {
 			for _, sn := range blk.SpectralNorms() {
 				sn.Iterate(1)
 			}
-			g.Resample(1, i)
-			if err := m.RunAll(); err != nil {
-				t.Fatal(err)
-			}
-			m.Reset()
-		}
-		step(0)
-		perStep := func(steps int) uint64 {
-			var before, after runtime.MemStats
-			runtime.ReadMemStats(&before)
-			for i := 0; i < steps; i++ {
-				step(i + 1)
-			}
-			runtime.ReadMemStats(&after)
-			return (after.TotalAlloc - before.TotalAlloc) / uint64(steps)
-		}
-		first, later := perStep(1), perStep(20)
+		})
 		// The budget: one (B*T, hidden) float32 activation, 128 KiB.
 		act := uint64(batch * seqLen * hidden * 4)
 		if first > act || later > act {
 			t.Errorf("%v: %d bytes allocated at the second step and %d per step later, want under %d", kind, first, later, act)
 		}
 		t.Logf("%v: %d bytes at the second step, %d per step later (budget %d)", kind, first, later, act)
-		m.Close()
 	}
 }
