@@ -225,21 +225,32 @@ func (j job) measure(mode string) (measurement, error) {
 // timeTrain times training steps (train.Stepper.Step, the trainer's code path) on the
 // job's batch at the default options' constant peak learning rate, Adam settings and clip.
 func timeTrain[T train.Float](m *model.Model, j job) (timing, float64, error) {
-	o := defaultBenchOptions(j.opt.seed)
-	st, err := train.NewStepper[T](m, j.p.Batch, o.adam(), o.Clip, o.Seed)
+	st, lr, err := jobStepper[T](m, j)
 	if err != nil {
 		return timing{}, 0, err
 	}
 	defer st.Close()
-	copy(st.Prog.Inputs, j.inputs)
-	copy(st.Prog.Targets, j.targets)
 	var loss float64
 	tm, err := timeRuns(j.opt.warmup, j.opt.steps, func(i int) error {
 		var err error
-		loss, _, err = st.Step(i, o.LR)
+		loss, _, err = st.Step(i, lr)
 		return err
 	})
 	return tm, loss, err
+}
+
+// jobStepper makes a training stepper of m with the default options' Adam settings and
+// clip, loaded with the job's batch, and returns the options' constant peak learning
+// rate. The caller closes it.
+func jobStepper[T train.Float](m *model.Model, j job) (*train.Stepper[T], float64, error) {
+	o := defaultBenchOptions(j.opt.seed)
+	st, err := train.NewStepper[T](m, j.p.Batch, o.adam(), o.Clip, o.Seed)
+	if err != nil {
+		return nil, 0, err
+	}
+	copy(st.Prog.Inputs, j.inputs)
+	copy(st.Prog.Targets, j.targets)
+	return st, o.LR, nil
 }
 
 // timeEval times forward-only Eval programs on the job's batch.
@@ -309,15 +320,12 @@ func goLossAfterStep(m *model.Model, j job) (float64, error) {
 
 // oneStep takes training step 0 on the job's batch.
 func oneStep[T train.Float](m *model.Model, j job) error {
-	o := defaultBenchOptions(j.opt.seed)
-	st, err := train.NewStepper[T](m, j.p.Batch, o.adam(), o.Clip, o.Seed)
+	st, lr, err := jobStepper[T](m, j)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	copy(st.Prog.Inputs, j.inputs)
-	copy(st.Prog.Targets, j.targets)
-	_, _, err = st.Step(0, o.LR)
+	_, _, err = st.Step(0, lr)
 	return err
 }
 

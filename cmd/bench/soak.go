@@ -108,17 +108,14 @@ func (j job) soak(ctx context.Context) (soakReport, error) {
 // batch and fills r's measurements. The allocation counters and the clock cover the steps
 // only, not the collections at the checkpoints.
 func soakTrain[T train.Float](ctx context.Context, m *model.Model, j job, r *soakReport) error {
-	o := defaultBenchOptions(j.opt.seed)
-	st, err := train.NewStepper[T](m, j.p.Batch, o.adam(), o.Clip, o.Seed)
+	st, lr, err := jobStepper[T](m, j)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	copy(st.Prog.Inputs, j.inputs)
-	copy(st.Prog.Targets, j.targets)
 	step := 0
 	for ; step < j.opt.warmup; step++ {
-		if _, _, err := st.Step(step, o.LR); err != nil {
+		if _, _, err := st.Step(step, lr); err != nil {
 			return err
 		}
 	}
@@ -133,7 +130,7 @@ func soakTrain[T train.Float](ctx context.Context, m *model.Model, j job, r *soa
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			loss, _, err := st.Step(step, o.LR)
+			loss, _, err := st.Step(step, lr)
 			if err != nil {
 				return err
 			}
