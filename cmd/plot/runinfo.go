@@ -88,7 +88,7 @@ func (r *runInfo) settings() []setting {
 	if hidden == 0 {
 		hidden = 4 * c.Width
 	}
-	num := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	num := func(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) } // 6 digits: 3e-3/10 is 0.0003 in a legend
 	return []setting{
 		{"arch", c.Arch}, {"layers", strconv.Itoa(c.Layers)}, {"norm", c.Norm}, {"width", strconv.Itoa(c.Width)},
 		{"heads", strconv.Itoa(c.Heads)}, {"hidden", strconv.Itoa(hidden)}, {"ctx", strconv.Itoa(c.Context)},
