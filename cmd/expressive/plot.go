@@ -24,8 +24,10 @@ func writePlot(path string, groups []*group) error {
 	p.Y.Label.Text = "smallest d"
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
 	p.X.Tick.Marker, p.Y.Tick.Marker = lengthTicks(groups), plot.LogTicks{Prec: -1}
+	// Bottom right, raised above the lowest lines (gd's d of 2-10 take about the lowest
+	// 80 points at the default size) into the empty band between gd and jl.
 	p.Legend.Top, p.Legend.Left = false, false
-	p.Legend.XOffs, p.Legend.YOffs = -vg.Points(10), vg.Points(10)
+	p.Legend.XOffs, p.Legend.YOffs = -vg.Points(10), vg.Points(80)
 	drawn := 0
 	for i, g := range groups {
 		var pts plotter.XYs
