@@ -6,7 +6,7 @@
 //
 // The product runs on the calling goroutine: callers that want parallelism split the rows
 // of C themselves (lipformer/ops does, across GOMAXPROCS goroutines), which keeps each
-// call's working set in one core's caches and needs no synchronisation here.
+// call's working set in one core's caches; calls share only a free list of packing buffers.
 package sgemm
 
 import (
