@@ -11,9 +11,10 @@ import (
 // In float32 it is computed in float32 arithmetic with a rational erf and a polynomial exp
 // (Phi and Phi' within 3e-7 absolute, as PyTorch's float32 kernel), in float64 with
 // math.Erf.
-func GELU(x *G.Node) (*G.Node, error) {
-	return pointwise{"GELU", gelu, geluDeriv, gelu32, geluGrad32}.apply(x)
-}
+func GELU(x *G.Node) (*G.Node, error) { return geluFn().apply(x) }
+
+// geluFn is GELU as a pointwise function, for the op and for GELUInto.
+func geluFn() pointwise { return pointwise{"GELU", gelu, geluDeriv, gelu32, geluGrad32} }
 
 // gelu is x Phi(x).
 func gelu(x float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) }

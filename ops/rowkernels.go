@@ -20,12 +20,12 @@ func LayerNormRows[T Float](y, x, gamma, beta []T, eps float64) {
 // GELUInto writes y = GELU(x) elementwise, as the GELU op (its float32 kernels in
 // float32). y must not overlap x.
 func GELUInto[T Float](y, x []T) {
-	pointwiseKernel(pointwise{"GELU", gelu, geluDeriv, gelu32, geluGrad32}, y, x, nil)
+	pointwiseKernel(geluFn(), y, x, nil)
 }
 
 // ELUInto writes y = ELU(x) elementwise, as the ELU op. y must not overlap x.
 func ELUInto[T Float](y, x []T) {
-	pointwiseKernel(pointwise{"ELU", elu, eluDeriv, nil, nil}, y, x, nil)
+	pointwiseKernel(eluFn(), y, x, nil)
 }
 
 // SoftmaxRow writes the softmax of x[:keep] into y[:keep] and zeros into y[keep:], as one
