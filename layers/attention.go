@@ -65,34 +65,20 @@ func (a *Attention) Params() []*Param {
 
 // Forward maps x (B*T, D) to (B*T, D).
 func (a *Attention) Forward(g *Graph, x *G.Node) (*G.Node, error) {
-	return a.forward(g, x, func(p *Param) (*G.Node, error) { return g.Node(p), nil })
+	return a.forward(g, x, paramNode(g))
 }
 
 // forward is Forward with the value and output maps WV and WO replaced by weight(WV) and
 // weight(WO) (D, D): the parameters' nodes, or weights computed from them.
 func (a *Attention) forward(g *Graph, x *G.Node, weight func(*Param) (*G.Node, error)) (*G.Node, error) {
-	wq := g.Node(a.WQ)
-	wv, err := weight(a.WV)
+	w, err := a.weights(g, weight)
 	if err != nil {
 		return nil, err
 	}
-	ws := G.Nodes{wq} // the blocks of the packed projection, (D, D) each
-	if a.Kind == ops.L2 {
-		weff, err := ops.L2Values(wq, wv, a.Heads) // (D, D)
-		if err != nil {
-			return nil, err
-		}
-		ws = append(ws, weff)
-	} else {
-		if a.WK == nil {
-			return nil, fmt.Errorf("%s: %v attention needs a key map", a.WQ.Name, a.Kind)
-		}
-		ws = append(ws, g.Node(a.WK), wv)
+	if x.Dims() != 2 || x.Shape()[1] != w.Packed[0].Shape()[0] || x.Shape()[0] != g.Rows() {
+		return nil, fmt.Errorf("%s: input %v, want (%d, %d)", a.WQ.Name, x.Shape(), g.Rows(), w.Packed[0].Shape()[0])
 	}
-	if x.Dims() != 2 || x.Shape()[1] != wq.Shape()[0] || x.Shape()[0] != g.Rows() {
-		return nil, fmt.Errorf("%s: input %v, want (%d, %d)", a.WQ.Name, x.Shape(), g.Rows(), wq.Shape()[0])
-	}
-	packed, err := ops.Linear(x, nil, ws...) // (B*T, k*D)
+	packed, err := ops.Linear(x, nil, w.Packed...) // (B*T, k*D)
 	if err != nil {
 		return nil, err
 	}
@@ -100,22 +86,61 @@ func (a *Attention) forward(g *Graph, x *G.Node, weight func(*Param) (*G.Node, e
 	if err != nil {
 		return nil, err
 	}
-	wo, err := weight(a.WO)
-	if err != nil {
-		return nil, err
-	}
-	out, err := ops.Linear(heads, nil, wo) // (B*T, D)
-	if err != nil || a.LipC == 0 {
+	out, err := ops.Linear(heads, nil, w.WO) // (B*T, D)
+	if err != nil || w.Bound == nil {
 		return out, err
 	}
-	if a.Kind != ops.L2 || a.BoundLen < 1 {
-		return nil, fmt.Errorf("%s: contractive attention needs tied L2 and a bound length, got %v and %d", a.WQ.Name, a.Kind, a.BoundLen)
-	}
-	ub, err := ops.L2BoundInf(wq, wv, wo, a.Heads, lipschitz.PhiInv(a.BoundLen))
+	return ops.Contract(out, w.Bound, a.LipC)
+}
+
+// AttnWeights are the matrices an attention layer applies, as nodes of a graph.
+type AttnWeights struct {
+	// Packed are the blocks of the packed projection, (D, D) each: W^Q, W^K, W^V, or for
+	// tied L2 W^Q and L2Values(W^Q, W^V).
+	Packed G.Nodes
+	WO     *G.Node // (D, D)
+	// Bound is the scalar UB_inf of a contractive layer, whose output is scaled by
+	// min(1, LipC / Bound) (ops.Contract); nil otherwise.
+	Bound *G.Node
+}
+
+// Weights adds to g the weights the layer applies: what an incremental decoder needs to
+// compute Forward one row at a time.
+func (a *Attention) Weights(g *Graph) (AttnWeights, error) { return a.weights(g, paramNode(g)) }
+
+// weights is Weights with WV and WO replaced by weight(WV) and weight(WO), as in forward.
+func (a *Attention) weights(g *Graph, weight func(*Param) (*G.Node, error)) (AttnWeights, error) {
+	wq := g.Node(a.WQ)
+	wv, err := weight(a.WV)
 	if err != nil {
-		return nil, err
+		return AttnWeights{}, err
 	}
-	return ops.Contract(out, ub, a.LipC)
+	w := AttnWeights{Packed: G.Nodes{wq}}
+	if a.Kind == ops.L2 {
+		weff, err := ops.L2Values(wq, wv, a.Heads) // (D, D)
+		if err != nil {
+			return AttnWeights{}, err
+		}
+		w.Packed = append(w.Packed, weff)
+	} else {
+		if a.WK == nil {
+			return AttnWeights{}, fmt.Errorf("%s: %v attention needs a key map", a.WQ.Name, a.Kind)
+		}
+		w.Packed = append(w.Packed, g.Node(a.WK), wv)
+	}
+	if w.WO, err = weight(a.WO); err != nil || a.LipC == 0 {
+		return w, err
+	}
+	if a.Kind != ops.L2 || a.BoundLen < 1 {
+		return AttnWeights{}, fmt.Errorf("%s: contractive attention needs tied L2 and a bound length, got %v and %d", a.WQ.Name, a.Kind, a.BoundLen)
+	}
+	w.Bound, err = ops.L2BoundInf(wq, wv, w.WO, a.Heads, lipschitz.PhiInv(a.BoundLen))
+	return w, err
+}
+
+// paramNode is the weight function of a layer that applies its parameters as they are.
+func paramNode(g *Graph) func(*Param) (*G.Node, error) {
+	return func(p *Param) (*G.Node, error) { return g.Node(p), nil }
 }
 
 // LipschitzInf is the inf-norm upper bound of SPEC section 2 for sequences of n tokens

@@ -74,15 +74,27 @@ func (b *InvertibleBlock) residual(g *Graph, x *G.Node, f func(*Graph, *G.Node) 
 
 // AttnBranch is the attention branch A, mapping x (B*T, D) to (B*T, D).
 func (b *InvertibleBlock) AttnBranch(g *Graph, x *G.Node) (*G.Node, error) {
+	return b.Attn.forward(g, x, b.attnWeight(g))
+}
+
+// AttnWeights adds to g the weights the attention branch applies (Attention.Weights, with
+// the dp control's normalised W^V and c-scaled W^O).
+func (b *InvertibleBlock) AttnWeights(g *Graph) (AttnWeights, error) {
+	return b.Attn.weights(g, b.attnWeight(g))
+}
+
+// attnWeight is the attention branch's weight function: for the dp control W^V spectrally
+// normalised to 1 and W^O to c, for L2 (made contractive by its bound) the parameters.
+func (b *InvertibleBlock) attnWeight(g *Graph) func(*Param) (*G.Node, error) {
 	if b.VNorm == nil {
-		return b.Attn.Forward(g, x)
+		return paramNode(g)
 	}
-	return b.Attn.forward(g, x, func(p *Param) (*G.Node, error) {
+	return func(p *Param) (*G.Node, error) {
 		if p == b.Attn.WV {
 			return b.VNorm.Weight(g, 1)
 		}
 		return b.ONorm.Weight(g, b.C)
-	})
+	}
 }
 
 // AttnLipschitzInf is the certified inf-norm Lipschitz constant of A on sequences of n

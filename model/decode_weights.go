@@ -7,7 +7,6 @@ import (
 	"gorgonia.org/tensor"
 
 	"lipformer/layers"
-	"lipformer/lipschitz"
 	"lipformer/ops"
 )
 
@@ -90,27 +89,23 @@ func blockWeightsOf[T ops.Float](m *Model) ([]blockWeights[T], error) {
 func plainBlockNodes(g *layers.Graph, b *layers.Block) (blockNodes, error) {
 	bn := blockNodes{kind: b.Attn.Kind, ln1: b.LN1, ln2: b.LN2,
 		fc: g.Node(b.MLP.Fc.W), fcB: g.Node(b.MLP.Fc.B), proj: g.Node(b.MLP.Proj.W), projB: g.Node(b.MLP.Proj.B)}
-	var err error
-	bn.packed, bn.wo, err = attentionNodes(g, b.Attn, func(p *layers.Param) (*G.Node, error) { return g.Node(p), nil })
+	w, err := b.Attn.Weights(g)
+	if err != nil {
+		return bn, err
+	}
+	bn.packed, bn.wo, err = attentionNodes(w, b.Attn.LipC)
 	return bn, err
 }
 
 // invertibleBlockNodes adds the weights of an invertible block to g: the attention
-// branch's (for the dp control W^V and W^O spectrally normalised, W^O times c, as
-// layers.InvertibleBlock.AttnBranch) and the spectrally normalised MLP's.
+// branch's (layers.InvertibleBlock.AttnWeights) and the spectrally normalised MLP's.
 func invertibleBlockNodes(g *layers.Graph, b *layers.InvertibleBlock) (blockNodes, error) {
 	bn := blockNodes{kind: b.Attn.Kind, elu: true, fcB: g.Node(b.MLP.Fc.B), projB: g.Node(b.MLP.Proj.B)}
-	weight := func(p *layers.Param) (*G.Node, error) { return g.Node(p), nil }
-	if b.VNorm != nil {
-		weight = func(p *layers.Param) (*G.Node, error) {
-			if p == b.Attn.WV {
-				return b.VNorm.Weight(g, 1)
-			}
-			return b.ONorm.Weight(g, b.C)
-		}
+	w, err := b.AttnWeights(g)
+	if err != nil {
+		return bn, err
 	}
-	var err error
-	if bn.packed, bn.wo, err = attentionNodes(g, b.Attn, weight); err != nil {
+	if bn.packed, bn.wo, err = attentionNodes(w, b.Attn.LipC); err != nil {
 		return bn, err
 	}
 	if bn.fc, err = b.MLP.Fc.SN.Weight(g, b.MLP.Fc.C); err != nil {
@@ -120,42 +115,15 @@ func invertibleBlockNodes(g *layers.Graph, b *layers.InvertibleBlock) (blockNode
 	return bn, err
 }
 
-// attentionNodes adds to g the packed projection's blocks and the output map of a, as
-// layers.Attention computes them with weight(W^V) and weight(W^O): for tied L2 the value
-// block is L2Values(W^Q, W^V), and a contractive layer's output map is scaled by
-// min(1, c / UB_inf) (ops.Contract on W^O rather than on the output: the same product).
-func attentionNodes(g *layers.Graph, a *layers.Attention, weight func(*layers.Param) (*G.Node, error)) (G.Nodes, *G.Node, error) {
-	wq := g.Node(a.WQ)
-	wv, err := weight(a.WV)
-	if err != nil {
-		return nil, nil, err
+// attentionNodes are an attention layer's packed projection blocks and output map, with a
+// contractive layer's scale min(1, c / UB_inf) folded into the output map (ops.Contract
+// on W^O rather than on the output: the same product).
+func attentionNodes(w layers.AttnWeights, c float64) (G.Nodes, *G.Node, error) {
+	if w.Bound == nil {
+		return w.Packed, w.WO, nil
 	}
-	wo, err := weight(a.WO)
-	if err != nil {
-		return nil, nil, err
-	}
-	packed := G.Nodes{wq, nil, wv}
-	if a.Kind == ops.L2 {
-		weff, err := ops.L2Values(wq, wv, a.Heads)
-		if err != nil {
-			return nil, nil, err
-		}
-		packed = G.Nodes{wq, weff}
-	} else {
-		if a.WK == nil {
-			return nil, nil, fmt.Errorf("%s: %v attention needs a key map", a.WQ.Name, a.Kind)
-		}
-		packed[1] = g.Node(a.WK)
-	}
-	if a.LipC == 0 {
-		return packed, wo, nil
-	}
-	ub, err := ops.L2BoundInf(wq, wv, wo, a.Heads, lipschitz.PhiInv(a.BoundLen))
-	if err != nil {
-		return nil, nil, err
-	}
-	wo, err = ops.Contract(wo, ub, a.LipC)
-	return packed, wo, err
+	wo, err := ops.Contract(w.WO, w.Bound, c)
+	return w.Packed, wo, err
 }
 
 // valueOf copies the value of an evaluated node.
