@@ -15,6 +15,7 @@
 //	go run -tags openblas ./cmd/bench -json > go.jsonl          # the OpenBLAS build
 //	go run ./cmd/bench -torch -archs dp,l2                      # against PyTorch
 //	go run ./cmd/bench -configs P2 -soak 1000                   # live heap over 1000 training steps
+//	go run ./cmd/bench -configs P1 -archs dp -modes train -cpuprofile cpu.prof  # then go tool pprof
 //
 // The machine should be idle: the timings are medians, but other load still shifts them.
 package main
@@ -29,6 +30,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"syscall"
@@ -62,6 +64,7 @@ type options struct {
 	keep    string // directory for the checkpoints given to PyTorch, or "" for a temporary one
 	out     string // file that receives the JSON records too, or ""
 	soak    int    // training steps of a soak (soak.go) instead of the timed modes, or 0
+	cpuProf string // file that receives a CPU profile of the Go measurements, or ""
 }
 
 // parseFlags parses and validates the command line.
@@ -91,6 +94,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Float64Var(&o.lossTol, "loss-tol", 1e-4, "largest accepted |Go - PyTorch| step-0 loss, in nats")
 	fs.StringVar(&o.out, "o", "", "also write the JSON records to this file (with the table on stdout)")
 	fs.IntVar(&o.soak, "soak", 0, "instead of timing the modes, run this many training steps of each configuration and architecture and report the live heap along the way (soak.go)")
+	fs.StringVar(&o.cpuProf, "cpuprofile", "", "write a CPU profile of the Go runs (warm-up included) to this file, for go tool pprof")
 	fs.StringVar(&o.keep, "keep", "", "write the checkpoints given to PyTorch into this directory and keep them (default: a temporary directory)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -182,6 +186,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		defer f.Close()
 		out.also = f
 	}
+	if o.cpuProf != "" {
+		stopProfile, err := startCPUProfile(o.cpuProf)
+		if err != nil {
+			return err
+		}
+		defer stopProfile()
+	}
 	if o.soak > 0 {
 		return runSoak(ctx, o, out)
 	}
@@ -248,6 +259,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("Go and PyTorch losses differ: %s", strings.Join(bad, "; "))
 	}
 	return nil
+}
+
+// startCPUProfile starts writing a CPU profile to path and returns the function that
+// stops it and closes the file.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("-cpuprofile %s: %w", path, err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 // addSpeedup sets an eval or sample measurement's speedup over the training step of the

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -99,11 +101,15 @@ func TestJSONSmoke(t *testing.T) {
 		}
 	}
 	stdout.Reset()
-	if err := run(context.Background(), []string{"-configs", "tiny", "-archs", "l2", "-modes", "eval", "-steps", "1", "-warmup", "0"}, &stdout, &stderr); err != nil {
+	prof := filepath.Join(t.TempDir(), "cpu.prof")
+	if err := run(context.Background(), []string{"-configs", "tiny", "-archs", "l2", "-modes", "eval", "-steps", "1", "-warmup", "0", "-cpuprofile", prof}, &stdout, &stderr); err != nil {
 		t.Fatal(err)
 	}
 	if out := stdout.String(); !strings.Contains(out, "BLAS "+ops.Backend) || !strings.Contains(out, "tiny l2") {
 		t.Errorf("table:\n%s", out)
+	}
+	if b, err := os.ReadFile(prof); err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Errorf("-cpuprofile wrote no gzipped profile: %d bytes, %v", len(b), err)
 	}
 }
 
