@@ -2,15 +2,11 @@
 
 package ops
 
-/*
-#cgo LDFLAGS: -lopenblas
-void openblas_set_num_threads(int);
-*/
-import "C"
-
 import (
 	"gonum.org/v1/netlib/blas/netlib"
 	G "gorgonia.org/gorgonia"
+
+	"lipformer/internal/openblas"
 )
 
 // Backend names the BLAS this build uses: pure Go (gonum) by default, OpenBLAS with the
@@ -21,7 +17,7 @@ const Backend = "openblas"
 // every matrix product is parallel across GOMAXPROCS goroutines and no two OpenBLAS thread
 // pools compete (concurrent calls into threaded OpenBLAS spin-wait on each other).
 func init() {
-	C.openblas_set_num_threads(1)
+	openblas.SetThreads(1)
 	G.Use(splitGemm{netlib.Implementation{}})
 }
 

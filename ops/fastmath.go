@@ -2,7 +2,8 @@ package ops
 
 import "math"
 
-// Float32 kernels of the hot elementwise functions. They compute in float32 throughout:
+// Float32 kernels of the hot elementwise functions, in portable Go and, on amd64 processors
+// with AVX2 and FMA, in assembly (fastmath_amd64.s) for all but the last few elements. They compute in float32 throughout:
 // mixing in float64 costs a conversion per operand, and Go's float32 <-> float64
 // conversions carry a false dependency that serialises the loop (measured: 3x slower).
 // Each is a loop over a slice rather than a function of one value: Go does not inline
@@ -17,8 +18,16 @@ const fastBlock = 256
 // no longer a normal float32; NaN for NaN; positive x count as 0. It is Cephes' expf:
 // n = round(x log2 e) by the 1.5 * 2^23 shifter (no integer conversion), a degree-5
 // polynomial on x - n ln 2, and 2^n put in the exponent bits. Softmax and cross-entropy
-// call it on max-shifted logits, GELU's derivative on -x^2/2.
+// call it on max-shifted logits, GELU's derivative on -x^2/2. It runs the AVX2 kernel
+// (fastmath_amd64.s) where the processor has one, and expNeg32sGo on the rest.
 func expNeg32s(dst, src []float32) {
+	dst = dst[:len(src)]
+	n := expNegVec(dst, src)
+	expNeg32sGo(dst[n:], src[n:])
+}
+
+// expNeg32sGo is expNeg32s in portable Go.
+func expNeg32sGo(dst, src []float32) {
 	const log2e, ln2hi, ln2lo = 1.44269504088896341, 0.693359375, -2.12194440e-4
 	const shifter = 0x1.8p23 // adding it rounds |t| < 2^22 to an integer, held in the low bits
 	dst = dst[:len(src)]

@@ -1,7 +1,9 @@
 package ops
 
 import (
+	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	G "gorgonia.org/gorgonia"
@@ -10,11 +12,68 @@ import (
 	"lipformer/internal/ref"
 )
 
-// expNeg32 is expNeg32s on one value.
-func expNeg32(x float32) float32 {
-	v := []float32{x}
-	expNeg32s(v, v)
-	return v[0]
+// sliceImpl is one implementation of a slice function under test.
+type sliceImpl[F any] struct {
+	name string
+	f    F
+}
+
+// expNegImpls are expNeg32s (the AVX2 kernel where the processor has one, the portable
+// loop on the tail) and the portable loop alone.
+func expNegImpls() []sliceImpl[func(dst, src []float32)] {
+	return []sliceImpl[func(dst, src []float32)]{{"dispatch", expNeg32s}, {"portable", expNeg32sGo}}
+}
+
+// TestExpNeg32 on a grid of 900001 values from 0 down to -90 in one slice (so that the
+// vector kernel computes all but the last), and on special values in every lane.
+func TestExpNeg32(t *testing.T) {
+	t.Logf("vector kernels: %v", vecKernels())
+	xs := make([]float32, 900001)
+	for i := range xs {
+		xs[i] = float32(-float64(i) * 1e-4)
+	}
+	specials := []float32{float32(math.NaN()), float32(math.Inf(-1)), 0, 1, float32(math.Inf(1)), -87.29, -87.31, -200}
+	wantSpecial := func(x float32) float64 {
+		switch {
+		case x != x:
+			return math.NaN()
+		case x > 0:
+			return 1 // positive x count as 0
+		case x < -87.3:
+			return 0
+		}
+		return math.Exp(float64(x))
+	}
+	for _, im := range expNegImpls() {
+		got := make([]float32, len(xs))
+		im.f(got, xs)
+		for i, x := range xs {
+			g, want := float64(got[i]), math.Exp(float64(x))
+			if x < -87.3 { // near or below the smallest normal float32: flushed to 0
+				if g != 0 {
+					t.Fatalf("%s: exp(%v) = %v, want 0", im.name, x, g)
+				}
+				continue
+			}
+			if r := math.Abs(g-want) / want; r > 1.5e-7 {
+				t.Fatalf("%s: exp(%v) = %v, want %v (relative error %.3g)", im.name, x, g, want, r)
+			}
+		}
+		for shift := range specials { // each special value in each lane, in place
+			v := make([]float32, 16)
+			for i := range v {
+				v[i] = specials[(i+shift)%len(specials)]
+			}
+			in := slices.Clone(v)
+			im.f(v, v)
+			for i, x := range in {
+				g, want := float64(v[i]), wantSpecial(x)
+				if math.IsNaN(want) != math.IsNaN(g) || (!math.IsNaN(want) && math.Abs(g-want) > 1.5e-7*want) {
+					t.Fatalf("%s: exp(%v) = %v in lane %d, want %v", im.name, x, g, i, want)
+				}
+			}
+		}
+	}
 }
 
 // erf32 is erf32s on one value.
@@ -22,31 +81,6 @@ func erf32(x float32) float32 {
 	v := []float32{x}
 	erf32s(v, v)
 	return v[0]
-}
-
-func TestExpNeg32(t *testing.T) {
-	for i := 0; i <= 900000; i++ {
-		x := float32(-float64(i) * 1e-4)
-		got, want := float64(expNeg32(x)), math.Exp(float64(x))
-		if x < -87.3 { // near or below the smallest normal float32: flushed to 0
-			if got != 0 {
-				t.Fatalf("exp(%v) = %v, want 0", x, got)
-			}
-			continue
-		}
-		if r := math.Abs(got-want) / want; r > 1.5e-7 {
-			t.Fatalf("exp(%v) = %v, want %v (relative error %.3g)", x, got, want, r)
-		}
-	}
-	if v := expNeg32(float32(math.NaN())); v == v {
-		t.Errorf("exp(NaN) = %v", v)
-	}
-	if v := expNeg32(float32(math.Inf(-1))); v != 0 {
-		t.Errorf("exp(-Inf) = %v", v)
-	}
-	if v := expNeg32(0); v != 1 {
-		t.Errorf("exp(0) = %v", v)
-	}
 }
 
 // TestErf32 on [-2.2, 2.2], which holds the arguments x/sqrt(2), |x| <= geluFastMax, of
@@ -60,20 +94,47 @@ func TestErf32(t *testing.T) {
 	}
 }
 
-// geluGrid is float32 inputs from -12 to 12 and the NaN.
+// geluGrid is float32 inputs from -12 to 12 and the NaN and infinities, which sit among
+// the others so that the vector kernels meet them.
 func geluGrid() []float32 {
 	var xs []float32
 	for i := -120000; i <= 120000; i++ {
 		xs = append(xs, float32(float64(i)*1e-4))
 	}
+	xs[5] = float32(math.NaN())
+	xs[1001] = float32(math.Inf(1))
+	xs[2002] = float32(math.Inf(-1))
 	return append(xs, float32(math.NaN()))
+}
+
+// geluWithin reports whether got is within tol (1 + |x|) of want, or both are NaN.
+func geluWithin(got float32, want, x, tol float64) bool {
+	if math.IsNaN(want) || math.IsNaN(float64(got)) {
+		return math.IsNaN(want) && math.IsNaN(float64(got))
+	}
+	if math.IsInf(want, 0) {
+		return float64(got) == want
+	}
+	return math.Abs(float64(got)-want) <= tol*(1+math.Abs(x))
+}
+
+// geluGradRef is dy * gelu'(x) in float64: dy Phi(x) at the infinities, where x phi(x)
+// tends to 0.
+func geluGradRef(x, dy float32) float64 {
+	switch {
+	case math.IsInf(float64(x), -1):
+		return 0
+	case math.IsInf(float64(x), 1):
+		return float64(dy)
+	}
+	return float64(dy) * geluDeriv(float64(x))
 }
 
 // TestGELUFloat32MatchesReference: the float32 graph's GELU, through the fast kernel,
 // agrees with the exact float64 function to 2e-7 (1 + |x|), NaN mapping to NaN.
 func TestGELUFloat32MatchesReference(t *testing.T) {
 	xs := geluGrid()
-	x := tensor.New(tensor.WithShape(len(xs)), tensor.WithBacking(xs))
+	x := tensor.New(tensor.WithShape(len(xs)), tensor.WithBacking(slices.Clone(xs)))
 	g := G.NewGraph()
 	y, err := GELU(G.NodeFromAny(g, x, G.WithName("x")))
 	if err != nil {
@@ -86,27 +147,79 @@ func TestGELUFloat32MatchesReference(t *testing.T) {
 	}
 	got := y.Value().Data().([]float32)
 	for i, v := range xs {
-		want := ref.GELU(float64(v))
-		if math.IsNaN(want) != math.IsNaN(float64(got[i])) || math.Abs(float64(got[i])-want) > 2e-7*(1+math.Abs(float64(v))) {
+		if want := ref.GELU(float64(v)); !geluWithin(got[i], want, float64(v), 2e-7) {
 			t.Fatalf("gelu(%v) = %v, want %v", v, got[i], want)
 		}
 	}
 }
 
-// TestGELUGradFloat32MatchesReference: the fast float32 derivative agrees with the exact
-// float64 one to 3e-7 (1 + |x|).
+// geluImpls are gelu32 (the AVX2 kernel where the processor has one) and the portable loop.
+func geluImpls() []sliceImpl[func(y, x []float32)] {
+	return []sliceImpl[func(y, x []float32)]{{"dispatch", gelu32}, {"portable", gelu32Go}}
+}
+
+// geluGradImpls are geluGrad32 (the AVX2 kernel where the processor has one) and the
+// portable loop.
+func geluGradImpls() []sliceImpl[func(dx, x, dy []float32)] {
+	return []sliceImpl[func(dx, x, dy []float32)]{{"dispatch", geluGrad32}, {"portable", geluGrad32Go}}
+}
+
+// TestGELU32: both implementations agree with the exact float64 function to 2e-7 (1 + |x|)
+// on the grid, and on every start and length up to 80 of it around the fast range's edge,
+// where vectors with and without outside inputs alternate.
+func TestGELU32(t *testing.T) {
+	xs := geluGrid()
+	edge := xs[120000-30300 : 120000-30300+100] // -3.03 .. -3.021: ten inputs outside, then inside
+	for _, im := range geluImpls() {
+		got := make([]float32, len(xs))
+		im.f(got, xs)
+		for i, v := range xs {
+			if want := ref.GELU(float64(v)); !geluWithin(got[i], want, float64(v), 2e-7) {
+				t.Fatalf("%s: gelu(%v) = %v, want %v", im.name, v, got[i], want)
+			}
+		}
+		for lo := range 9 {
+			for n := range 81 {
+				y := make([]float32, n)
+				im.f(y, edge[lo:lo+n])
+				for i, v := range edge[lo : lo+n] {
+					if want := ref.GELU(float64(v)); !geluWithin(y[i], want, float64(v), 2e-7) {
+						t.Fatalf("%s: start %d, length %d: gelu(%v) = %v, want %v", im.name, lo, n, v, y[i], want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestGELUGradFloat32MatchesReference: both implementations of the fast float32
+// derivative agree with the exact float64 one to 3e-7 (1 + |x|), on the grid and on every
+// start and length up to 80 around the fast range's edge.
 func TestGELUGradFloat32MatchesReference(t *testing.T) {
 	xs := geluGrid()
 	dy := make([]float32, len(xs))
 	for i := range dy {
 		dy[i] = 1 - 0.5*float32(i%3)
 	}
-	dx := make([]float32, len(xs))
-	geluGrad32(dx, xs, dy)
-	for i, v := range xs {
-		want := float64(dy[i]) * geluDeriv(float64(v))
-		if math.IsNaN(want) != math.IsNaN(float64(dx[i])) || math.Abs(float64(dx[i])-want) > 3e-7*(1+math.Abs(float64(v))) {
-			t.Fatalf("gelu'(%v) * %v = %v, want %v", v, dy[i], dx[i], want)
+	check := func(name string, dx, x, dy []float32) {
+		t.Helper()
+		for i, v := range x {
+			if want := geluGradRef(v, dy[i]); !geluWithin(dx[i], want, float64(v), 3e-7) {
+				t.Fatalf("%s: gelu'(%v) * %v = %v, want %v", name, v, dy[i], dx[i], want)
+			}
+		}
+	}
+	for _, im := range geluGradImpls() {
+		dx := make([]float32, len(xs))
+		im.f(dx, xs, dy)
+		check(im.name, dx, xs, dy)
+		at := 120000 + 29950 // 2.995 .. 3.004: inside, then outside
+		for lo := range 9 {
+			for n := range 81 {
+				dx := make([]float32, n)
+				im.f(dx, xs[at+lo:at+lo+n], dy[at+lo:at+lo+n])
+				check(fmt.Sprintf("%s, start %d, length %d", im.name, lo, n), dx, xs[at+lo:at+lo+n], dy[at+lo:at+lo+n])
+			}
 		}
 	}
 }

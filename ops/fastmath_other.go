@@ -1,0 +1,15 @@
+//go:build !amd64
+
+package ops
+
+// vecKernels is false: this architecture has no assembly kernels.
+func vecKernels() bool { return false }
+
+// expNegVec does nothing and returns 0: the portable loop computes everything.
+func expNegVec(dst, src []float32) int { return 0 }
+
+// geluVec does nothing and returns 0: the portable loop computes everything.
+func geluVec(y, x []float32) int { return 0 }
+
+// geluGradVec does nothing and returns 0: the portable loop computes everything.
+func geluGradVec(dx, x, dy []float32) int { return 0 }
