@@ -57,6 +57,44 @@ func expNeg32sGo(dst, src []float32) {
 	}
 }
 
+// expm1Neg32sGo writes e^x - 1 for each x <= 0 of src into dst (len(src) elements; dst
+// may be src), within 1 float32 ulp of the result: -1 below -87.3, NaN for NaN, positive
+// x count as 0. It is expNeg32sGo's reduction, e^x = 2^n (1 + u) with u = e^r - 1 from the
+// same polynomial, and e^x - 1 = 2^n u + (2^n - 1): for n = 0 that is u itself, with full
+// relative accuracy near 0 where e^x - 1 computed as a difference would cancel; otherwise
+// |e^x - 1| > 0.29 and neither term cancels. ELU calls it.
+func expm1Neg32sGo(dst, src []float32) {
+	const log2e, ln2hi, ln2lo = 1.44269504088896341, 0.693359375, -2.12194440e-4
+	const shifter = 0x1.8p23
+	dst = dst[:len(src)]
+	for i, x := range src {
+		if !(x >= -87.3) {
+			if x != x {
+				dst[i] = x
+			} else {
+				dst[i] = -1
+			}
+			continue
+		}
+		if x > 0 {
+			x = 0
+		}
+		t := x*log2e + shifter
+		n := t - shifter
+		r := x - n*ln2hi - n*ln2lo
+		p := float32(1.9875691500e-4)
+		p = p*r + 1.3981999507e-3
+		p = p*r + 8.3334519073e-3
+		p = p*r + 4.1665795894e-2
+		p = p*r + 1.6666665459e-1
+		p = p*r + 5.0000001201e-1
+		u := p*r*r + r
+		e := int32(math.Float32bits(t) - math.Float32bits(shifter))
+		s := math.Float32frombits(uint32(e+127) << 23)
+		dst[i] = u*s + (s - 1)
+	}
+}
+
 // erf32s writes erf(x) for each x of src into dst (len(src) elements; dst may be src),
 // within 3e-7 absolute (5 float32 ulps of 1) for |x| <= 2.2 and 4e-7 up to |x| = 4 (it
 // must not be called beyond): Eigen's rational approximation for float32, an odd

@@ -7,11 +7,18 @@ import (
 )
 
 // The AVX2/FMA kernels of fastmath_amd64.s, on raw pointers; n is a multiple of 8. The
+// exponential and ELU kernels may write over their input. The
 // GELU kernels take at most 512 floats (64 vectors) and return the mask of the vectors
 // holding an input outside [-geluFastMax, geluFastMax] or NaN, left for the caller.
 
 //go:noescape
 func expNegAVX2(dst, src *float32, n int)
+
+//go:noescape
+func eluAVX2(y, x *float32, n int)
+
+//go:noescape
+func eluGradAVX2(dx, x, dy *float32, n int)
 
 //go:noescape
 func geluAVX2(y, x *float32, n int) (outside uint64)
@@ -34,6 +41,30 @@ func expNegVec(dst, src []float32) int {
 	}
 	_ = dst[n-1]
 	expNegAVX2(&dst[0], &src[0], n)
+	return n
+}
+
+// eluVec computes elu32 on the longest prefix of x that is a multiple of 8 floats, when
+// the processor has the kernels, and returns its length (0 without them).
+func eluVec(y, x []float32) int {
+	n := len(x) &^ 7
+	if n == 0 || !vecKernels() {
+		return 0
+	}
+	_ = y[n-1]
+	eluAVX2(&y[0], &x[0], n)
+	return n
+}
+
+// eluGradVec computes eluGrad32 on the longest prefix of x that is a multiple of 8 floats,
+// when the processor has the kernels, and returns its length (0 without them).
+func eluGradVec(dx, x, dy []float32) int {
+	n := len(x) &^ 7
+	if n == 0 || !vecKernels() {
+		return 0
+	}
+	_, _ = dx[n-1], dy[n-1]
+	eluGradAVX2(&dx[0], &x[0], &dy[0], n)
 	return n
 }
 

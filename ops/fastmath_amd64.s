@@ -1,6 +1,6 @@
 #include "textflag.h"
 
-// AVX2/FMA kernels of fastmath.go's functions, 8 floats per step: the same formulas and
+// AVX2/FMA kernels of fastmath.go's, gelu.go's and elu.go's float32 functions, 8 floats per step: the same formulas and
 // coefficients, with fused multiply-adds (so results may differ from the portable loops
 // in the last bit). The GELU kernels compute every lane on the input clamped to
 // [-geluFastMax, geluFastMax] and return a bit mask of the 8-float vectors that hold an
@@ -208,6 +208,30 @@ GLOBL fastc<>(SB), RODATA|NOPTR, $992
 	VPSLLD       $23, t, t; \
 	VMULPS       t, e, e
 
+// EXPM1 sets e = e^x - 1 for 8 floats, -87.3 <= x <= 0, as expm1Neg32sGo computes it:
+// EXP's reduction to 2^n (1 + u), then 2^n u + (2^n - 1). x is kept; t, n, r are
+// overwritten.
+#define EXPM1(x, e, t, n, r) \
+	VMOVUPS      SHIFTER, t; \
+	VFMADD231PS  LOG2E, x, t; \
+	VSUBPS       SHIFTER, t, n; \
+	VMOVAPS      x, r; \
+	VFNMADD231PS LN2HI, n, r; \
+	VFNMADD231PS LN2LO, n, r; \
+	VMOVUPS      XP0, e; \
+	VFMADD213PS  XP1, r, e; \
+	VFMADD213PS  XP2, r, e; \
+	VFMADD213PS  XP3, r, e; \
+	VFMADD213PS  XP4, r, e; \
+	VFMADD213PS  XP5, r, e; \
+	VMULPS       r, e, e; \
+	VFMADD213PS  r, r, e; \
+	VPSUBD       SHIFTER, t, t; \
+	VPADDD       BIAS127, t, t; \
+	VPSLLD       $23, t, t; \
+	VSUBPS       ONE, t, n; \
+	VFMADD213PS  n, t, e
+
 // OUTSIDE ORs into acc the lanes of x outside [-geluFastMax, geluFastMax] or NaN, with m
 // overwritten, and sets c = x clamped to the range.
 #define OUTSIDE(x, c, m, acc) \
@@ -244,6 +268,67 @@ exploop:
 	VZEROUPPER
 
 expdone:
+	RET
+
+// func eluAVX2(y, x *float32, n int)
+TEXT ·eluAVX2(SB), NOSPLIT, $0-24
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $3, CX
+	JZ   eludone
+	VXORPS Y15, Y15, Y15
+
+eluloop:
+	VMOVUPS   (SI), Y0
+	VCMPPS    $0x03, Y0, Y0, Y1 // NaN lanes
+	VCMPPS    $0x0E, Y15, Y0, Y2 // x > 0
+	VMINPS    Y15, Y0, Y3
+	VMAXPS    EXPMIN, Y3, Y3    // e^-87.3 - 1 rounds to -1
+	EXPM1(Y3, Y4, Y5, Y6, Y7)
+	VBLENDVPS Y2, Y0, Y4, Y4    // x where x > 0
+	VBLENDVPS Y1, Y0, Y4, Y4    // NaN stays NaN
+	VMOVUPS   Y4, (DI)
+	ADDQ      $32, SI
+	ADDQ      $32, DI
+	DECQ      CX
+	JNZ       eluloop
+	VZEROUPPER
+
+eludone:
+	RET
+
+// func eluGradAVX2(dx, x, dy *float32, n int)
+TEXT ·eluGradAVX2(SB), NOSPLIT, $0-32
+	MOVQ dx+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ dy+16(FP), DX
+	MOVQ n+24(FP), CX
+	SHRQ $3, CX
+	JZ   elugraddone
+	VXORPS Y15, Y15, Y15
+
+elugradloop:
+	VMOVUPS   (SI), Y0
+	VCMPPS    $0x03, Y0, Y0, Y1     // NaN lanes
+	VCMPPS    $0x0E, Y15, Y0, Y2    // x > 0
+	VCMPPS    $0x01, EXPMIN, Y0, Y8 // x < -87.3
+	VMINPS    Y15, Y0, Y3
+	VMAXPS    EXPMIN, Y3, Y3
+	EXP(Y3, Y4, Y5, Y6, Y7)
+	VANDNPS   Y4, Y8, Y4            // 0 below -87.3
+	VBLENDVPS Y2, ONE, Y4, Y4       // 1 where x > 0
+	VBLENDVPS Y1, Y0, Y4, Y4        // NaN stays NaN
+	VMULPS    (DX), Y4, Y4
+	VMOVUPS   Y4, (DI)
+	ADDQ      $32, SI
+	ADDQ      $32, DI
+	ADDQ      $32, DX
+	DECQ      CX
+	JNZ       elugradloop
+	VZEROUPPER
+
+elugraddone:
 	RET
 
 // func geluAVX2(y, x *float32, n int) (outside uint64)

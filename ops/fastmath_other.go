@@ -13,3 +13,9 @@ func geluVec(y, x []float32) int { return 0 }
 
 // geluGradVec does nothing and returns 0: the portable loop computes everything.
 func geluGradVec(dx, x, dy []float32) int { return 0 }
+
+// eluVec does nothing and returns 0: the portable loop computes everything.
+func eluVec(y, x []float32) int { return 0 }
+
+// eluGradVec does nothing and returns 0: the portable loop computes everything.
+func eluGradVec(dx, x, dy []float32) int { return 0 }
