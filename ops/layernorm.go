@@ -156,14 +156,22 @@ func layerNormInputs(op string, in []G.Value) (a, b, c *tensor.Dense, err error)
 	return
 }
 
-// rowStats returns the mean and 1/sqrt(var + eps) of a row.
+// rowStats returns the mean and 1/sqrt(var + eps) of a row, summed in float64 (for
+// float32 rows by the vector kernels where the processor has them, rowsums_amd64.s).
 func rowStats[T Float](row []T, eps float64) (mean, rstd float64) {
-	for _, v := range row {
+	var done int
+	if r32, ok := any(row).([]float32); ok {
+		mean, done = sumVec(r32)
+	}
+	for _, v := range row[done:] {
 		mean += float64(v)
 	}
 	mean /= float64(len(row))
 	var variance float64
-	for _, v := range row {
+	if r32, ok := any(row).([]float32); ok {
+		variance, done = sqDevVec(r32, mean)
+	}
+	for _, v := range row[done:] {
 		c := float64(v) - mean
 		variance += c * c
 	}

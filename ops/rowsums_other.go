@@ -1,0 +1,9 @@
+//go:build !amd64
+
+package ops
+
+// sumVec returns 0, 0: the portable loop sums everything.
+func sumVec(x []float32) (float64, int) { return 0, 0 }
+
+// sqDevVec returns 0, 0: the portable loop sums everything.
+func sqDevVec(x []float32, mean float64) (float64, int) { return 0, 0 }
