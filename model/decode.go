@@ -11,7 +11,10 @@ import (
 // Decoder computes the model incrementally, one position after another, with a key/value
 // cache: Prefill runs a prompt at positions 0.., each Step one more token at the next
 // position, and both return the logits of the next byte, the same (up to rounding) as the
-// Sample program's row at that position. Per layer and head it caches what later positions
+// Sample program's row at that position. A batch decoder (NewBatchDecoder) runs several
+// independent sequences in step, each with its own cache (PrefillBatch, StepBatch): every
+// weight matrix is then read once per step for all of them, which is what makes sampling
+// many sequences cheaper per token than sampling one. Per layer and head it caches what later positions
 // attend to: the packed projection [q | k | v] of every position (tied L2: [q | v], the
 // keys being the queries x_j W^Q, the values x_j A W^V), and for L2 the keys' squared
 // norms.
@@ -29,23 +32,33 @@ type Decoder struct {
 
 // decoderNet is the decoder in one element type.
 type decoderNet interface {
-	// run computes tokens at positions pos.. (caching them) and returns the logits (V)
-	// of the last.
-	run(tokens []int, pos int) []float64
+	// run computes each sequence's tokens at positions pos.. (caching them) and returns
+	// the logits (V) after each sequence's last.
+	run(tokens [][]int, pos int) [][]float64
 	config() Config
+	batch() int
 	cached() int
 	setCached(n int)
 }
 
-// NewDecoder makes a decoder of the model's current weights, with an empty cache.
-func (m *Model) NewDecoder() (*Decoder, error) {
+// NewDecoder makes a decoder of one sequence of the model's current weights, with an empty
+// cache.
+func (m *Model) NewDecoder() (*Decoder, error) { return m.NewBatchDecoder(1) }
+
+// NewBatchDecoder makes a decoder of b sequences decoded in step, with empty caches. Its
+// scratch and caches take b times a single decoder's memory: b T (3D + 2F + T) values,
+// plus b T k D cached per layer (k = 3, or 2 for tied L2).
+func (m *Model) NewBatchDecoder(b int) (*Decoder, error) {
+	if b < 1 {
+		return nil, fmt.Errorf("decoder: batch of %d sequences, want >= 1", b)
+	}
 	var net decoderNet
 	var err error
 	switch m.Cfg.Dtype {
 	case "float32":
-		net, err = newDecoder[float32](m)
+		net, err = newDecoder[float32](m, b)
 	case "float64":
-		net, err = newDecoder[float64](m)
+		net, err = newDecoder[float64](m, b)
 	default:
 		err = fmt.Errorf("decoder: dtype %q, want float32 or float64", m.Cfg.Dtype)
 	}
@@ -58,28 +71,74 @@ func (m *Model) NewDecoder() (*Decoder, error) {
 // Context is T, the most positions the decoder caches.
 func (d *Decoder) Context() int { return d.net.config().Context }
 
+// Batch is the number of sequences the decoder runs in step.
+func (d *Decoder) Batch() int { return d.net.batch() }
+
 // Len is the number of positions cached.
 func (d *Decoder) Len() int { return d.net.cached() }
 
 // Reset empties the cache.
 func (d *Decoder) Reset() { d.net.setCached(0) }
 
-// Prefill empties the cache, runs tokens (1..T ids) at positions 0.. and returns the logits
-// of the byte after the last.
+// Prefill empties the cache of a one-sequence decoder, runs tokens (1..T ids) at positions
+// 0.. and returns the logits of the byte after the last.
 func (d *Decoder) Prefill(tokens []int) ([]float64, error) {
-	if t := d.Context(); len(tokens) == 0 || len(tokens) > t {
-		return nil, fmt.Errorf("decoder: prefill of %d tokens, want 1..%d (the context)", len(tokens), t)
-	}
-	if err := d.check(tokens); err != nil {
+	if err := d.single("prefill"); err != nil {
 		return nil, err
+	}
+	out, err := d.PrefillBatch([][]int{tokens})
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
+}
+
+// Step runs one more token at the next position of a one-sequence decoder and returns the
+// logits of the byte after it. It fails when the cache is full (Len() == Context()).
+func (d *Decoder) Step(token int) ([]float64, error) {
+	if err := d.single("step"); err != nil {
+		return nil, err
+	}
+	out, err := d.StepBatch([]int{token})
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
+}
+
+// single fails unless the decoder runs one sequence.
+func (d *Decoder) single(what string) error {
+	if b := d.Batch(); b != 1 {
+		return fmt.Errorf("decoder: %s of one sequence on a decoder of %d: use the batch methods", what, b)
+	}
+	return nil
+}
+
+// PrefillBatch empties the caches, runs each sequence's tokens (Batch() sequences of the
+// same length, 1..T ids) at positions 0.. and returns the logits after each one's last.
+func (d *Decoder) PrefillBatch(tokens [][]int) ([][]float64, error) {
+	if b := d.Batch(); len(tokens) != b {
+		return nil, fmt.Errorf("decoder: prefill of %d sequences, want the batch of %d", len(tokens), b)
+	}
+	n := len(tokens[0])
+	if t := d.Context(); n == 0 || n > t {
+		return nil, fmt.Errorf("decoder: prefill of %d tokens, want 1..%d (the context)", n, t)
+	}
+	for s, seq := range tokens {
+		if len(seq) != n {
+			return nil, fmt.Errorf("decoder: prefill of sequences of %d and %d tokens (0 and %d): a batch runs in step, want equal lengths", n, len(seq), s)
+		}
+		if err := d.check(seq, s); err != nil {
+			return nil, err
+		}
 	}
 	d.Reset()
 	return d.net.run(tokens, 0), nil
 }
 
-// Step runs one more token at the next position and returns the logits of the byte after
-// it. It fails when the cache is full (Len() == Context()).
-func (d *Decoder) Step(token int) ([]float64, error) {
+// StepBatch runs one more token per sequence (Batch() ids) at the next position and
+// returns the logits after each. It fails when the caches are full (Len() == Context()).
+func (d *Decoder) StepBatch(tokens []int) ([][]float64, error) {
 	n := d.Len()
 	if n == d.Context() {
 		return nil, fmt.Errorf("decoder: the cache holds the whole context of %d positions: prefill a shorter window", n)
@@ -87,28 +146,40 @@ func (d *Decoder) Step(token int) ([]float64, error) {
 	if n == 0 {
 		return nil, fmt.Errorf("decoder: step on an empty cache: prefill first")
 	}
-	tokens := []int{token}
-	if err := d.check(tokens); err != nil {
-		return nil, err
+	if b := d.Batch(); len(tokens) != b {
+		return nil, fmt.Errorf("decoder: step of %d tokens, want one per sequence of the batch of %d", len(tokens), b)
 	}
-	return d.net.run(tokens, n), nil
+	rows := make([][]int, len(tokens))
+	for s := range tokens {
+		rows[s] = tokens[s : s+1]
+		if err := d.check(rows[s], s); err != nil {
+			return nil, err
+		}
+	}
+	return d.net.run(rows, n), nil
 }
 
-// check returns an error naming the first token id outside the vocabulary.
-func (d *Decoder) check(tokens []int) error {
+// check returns an error naming the first token id of sequence s outside the vocabulary.
+func (d *Decoder) check(tokens []int, s int) error {
 	v := d.net.config().Vocab
 	for i, id := range tokens {
 		if id < 0 || id >= v {
-			return fmt.Errorf("decoder: token %d at %d is not in the vocabulary of %d (ids 0..%d)", id, i, v, v-1)
+			where := fmt.Sprintf("at %d", i)
+			if d.Batch() > 1 {
+				where = fmt.Sprintf("at %d of sequence %d", i, s)
+			}
+			return fmt.Errorf("decoder: token %d %s is not in the vocabulary of %d (ids 0..%d)", id, where, v, v-1)
 		}
 	}
 	return nil
 }
 
-// decoder is the Decoder in the element type T.
+// decoder is the Decoder in the element type T. The rows of a run are the B sequences'
+// new positions, sequence by sequence: row s n + i is position pos + i of sequence s.
 type decoder[T ops.Float] struct {
 	cfg    Config
 	norm   layers.Norm
+	b      int // B, sequences in step
 	heads  int // H
 	width  int // D
 	hd     int // head width d = D/H
@@ -119,24 +190,25 @@ type decoder[T ops.Float] struct {
 	caches []blockCache[T]
 	lnf    *lnWeights[T]
 	out    []T // (D, V), or nil: the head is tok^T
-	n      int // positions cached
-	// scratch for up to T rows
-	x, in, concat, y []T // (T, D): residual stream, sub-block input, concatenated heads, branch output
-	hid, act         []T // (T, F)
+	n      int // positions cached (the same in every sequence)
+	// scratch for up to B T rows
+	x, in, concat, y []T // (B T, D): residual stream, sub-block input, concatenated heads, branch output
+	hid, act         []T // (B T, F)
+	proj             []T // (B T, 3D): the new rows' packed projections, before they join the caches
 	logit            []T // (T, T): one head's attention logits, then probabilities
 	qn               []T // (T): squared norms of the new queries of one head (untied L2)
-	last             []T // (D): the final LayerNorm of the last row
-	logits           []T // (V)
+	last             []T // (B, D): the final LayerNorm of each sequence's last row
+	logits           []T // (B, V)
 }
 
 // blockCache is what one block keeps of the cached positions.
 type blockCache[T ops.Float] struct {
-	packed []T // (T, k*D): each position's [q | k | v], or [q | v] for tied L2
-	kn     []T // (H, T): squared norms of each head's keys (L2 only)
+	packed []T // (B, T, k*D): each position's [q | k | v], or [q | v] for tied L2
+	kn     []T // (B, H, T): squared norms of each head's keys (L2 only)
 }
 
-// newDecoder makes the decoder of m's current weights in m's dtype T.
-func newDecoder[T ops.Float](m *Model) (*decoder[T], error) {
+// newDecoder makes the decoder of b sequences of m's current weights in m's dtype T.
+func newDecoder[T ops.Float](m *Model, b int) (*decoder[T], error) {
 	blocks, err := blockWeightsOf[T](m)
 	if err != nil {
 		return nil, err
@@ -147,18 +219,19 @@ func newDecoder[T ops.Float](m *Model) (*decoder[T], error) {
 		return nil, err
 	}
 	t, d, f := c.Context, c.Width, c.hidden()
-	dec := &decoder[T]{cfg: c, norm: norm, heads: c.Heads, width: d, hd: d / c.Heads, hidden: f,
+	bt := b * t
+	dec := &decoder[T]{cfg: c, norm: norm, b: b, heads: c.Heads, width: d, hd: d / c.Heads, hidden: f,
 		tok: paramData[T](m.Tok.W), pos: paramData[T](m.Pos.W), blocks: blocks, lnf: lnWeightsOf[T](m.LNf),
-		x: make([]T, t*d), in: make([]T, t*d), concat: make([]T, t*d), y: make([]T, t*d),
-		hid: make([]T, t*f), act: make([]T, t*f), logit: make([]T, t*t), qn: make([]T, t),
-		last: make([]T, d), logits: make([]T, c.Vocab)}
+		x: make([]T, bt*d), in: make([]T, bt*d), concat: make([]T, bt*d), y: make([]T, bt*d),
+		hid: make([]T, bt*f), act: make([]T, bt*f), proj: make([]T, bt*3*d), logit: make([]T, t*t), qn: make([]T, t),
+		last: make([]T, b*d), logits: make([]T, b*c.Vocab)}
 	if m.Head != nil {
 		dec.out = paramData[T](m.Head.W)
 	}
-	for _, b := range blocks {
-		bc := blockCache[T]{packed: make([]T, t*len(b.packed)/d)}
-		if b.kind != ops.DotProduct {
-			bc.kn = make([]T, c.Heads*t)
+	for _, bw := range blocks {
+		bc := blockCache[T]{packed: make([]T, bt*len(bw.packed)/d)}
+		if bw.kind != ops.DotProduct {
+			bc.kn = make([]T, b*c.Heads*t)
 		}
 		dec.caches = append(dec.caches, bc)
 	}
@@ -168,47 +241,60 @@ func newDecoder[T ops.Float](m *Model) (*decoder[T], error) {
 // config is the model's configuration.
 func (dc *decoder[T]) config() Config { return dc.cfg }
 
+// batch is B.
+func (dc *decoder[T]) batch() int { return dc.b }
+
 // cached is the number of positions cached.
 func (dc *decoder[T]) cached() int { return dc.n }
 
 // setCached keeps the first n cached positions.
 func (dc *decoder[T]) setCached(n int) { dc.n = n }
 
-// run computes the n = len(tokens) rows at positions pos..pos+n-1, attending to the cached
-// positions before them, and returns the logits of the last row.
-func (dc *decoder[T]) run(tokens []int, pos int) []float64 {
-	n, d := len(tokens), dc.width
-	x := dc.x[:n*d] // (n, D)
-	for i, id := range tokens {
-		row, te, pe := x[i*d:(i+1)*d], dc.tok[id*d:(id+1)*d], dc.pos[(pos+i)*d:(pos+i+1)*d]
-		for j := range row {
-			row[j] = te[j] + pe[j]
+// run computes each sequence's n = len(tokens[s]) rows at positions pos..pos+n-1,
+// attending to the cached positions before them, and returns the logits of each
+// sequence's last row.
+func (dc *decoder[T]) run(tokens [][]int, pos int) [][]float64 {
+	n, d := len(tokens[0]), dc.width
+	rows := dc.b * n
+	x := dc.x[:rows*d] // (B n, D)
+	for s, seq := range tokens {
+		for i, id := range seq {
+			r := s*n + i
+			row, te, pe := x[r*d:(r+1)*d], dc.tok[id*d:(id+1)*d], dc.pos[(pos+i)*d:(pos+i+1)*d]
+			for j := range row {
+				row[j] = te[j] + pe[j]
+			}
 		}
 	}
 	for l := range dc.blocks {
 		b, c := &dc.blocks[l], &dc.caches[l]
-		dc.attention(b, c, dc.subInput(x, b.ln1, n), n, pos)
-		dc.residual(x, b.ln1, n)
-		dc.mlp(b, dc.subInput(x, b.ln2, n), n)
-		dc.residual(x, b.ln2, n)
+		dc.attention(b, c, dc.subInput(x, b.ln1, rows), n, pos)
+		dc.residual(x, b.ln1, rows)
+		dc.mlp(b, dc.subInput(x, b.ln2, rows), rows)
+		dc.residual(x, b.ln2, rows)
 	}
 	dc.n = pos + n
-	ops.LayerNormRows(dc.last, x[(n-1)*d:], dc.lnf.gain, dc.lnf.bias, dc.lnf.eps)
+	for s := range dc.b {
+		ops.LayerNormRows(dc.last[s*d:(s+1)*d], x[(s*n+n-1)*d:(s*n+n)*d], dc.lnf.gain, dc.lnf.bias, dc.lnf.eps)
+	}
 	v := dc.cfg.Vocab
 	if dc.out == nil {
-		mul(true, 1, v, d, 1, dc.last, d, dc.tok, d, 0, dc.logits, v)
+		mul(true, dc.b, v, d, 1, dc.last, d, dc.tok, d, 0, dc.logits, v)
 	} else {
-		mul(false, 1, v, d, 1, dc.last, d, dc.out, v, 0, dc.logits, v)
+		mul(false, dc.b, v, d, 1, dc.last, d, dc.out, v, 0, dc.logits, v)
 	}
-	out := make([]float64, v)
-	for i, z := range dc.logits {
-		out[i] = float64(z)
+	out := make([][]float64, dc.b)
+	for s := range out {
+		out[s] = make([]float64, v)
+		for i, z := range dc.logits[s*v : (s+1)*v] {
+			out[s][i] = float64(z)
+		}
 	}
 	return out
 }
 
-// subInput is the input of a sub-block from the residual stream x (n, D): LN(x) before a
-// pre-LN sub-block, x itself otherwise.
+// subInput is the input of a sub-block from the residual stream x (n rows, D): LN(x)
+// before a pre-LN sub-block, x itself otherwise.
 func (dc *decoder[T]) subInput(x []T, ln *lnWeights[T], n int) []T {
 	if dc.norm != layers.PreLN || ln == nil {
 		return x
@@ -229,21 +315,42 @@ func (dc *decoder[T]) residual(x []T, ln *lnWeights[T], n int) {
 	}
 }
 
-// attention writes the attention of the n new rows in (n, D) at positions pos.. into dc.y:
-// their packed projections join the cache, each head's logits against the pos+n cached
-// keys go through the causal softmax, and the heads' P v are concatenated and mapped by
-// W^O. The logits are the Attention op's: dp q.k / sqrt(d), L2 (2 q.k - |q|^2 - |k|^2) / sqrt(d).
+// attention writes the attention of each sequence's n new rows in (B n, D) at positions
+// pos.. into dc.y: their packed projections, computed for all rows at once, join their
+// sequence's cache; each sequence's and head's logits against its pos+n cached keys go
+// through the causal softmax; and the heads' P v are concatenated and mapped by W^O, for all
+// rows at once. The logits are the Attention op's: dp q.k / sqrt(d), L2 (2 q.k - |q|^2 -
+// |k|^2) / sqrt(d).
 func (dc *decoder[T]) attention(b *blockWeights[T], c *blockCache[T], in []T, n, pos int) {
+	d, t, rows := dc.width, dc.cfg.Context, dc.b*n
+	ld := len(b.packed) / d // k*D
+	proj := dc.proj[:rows*ld]
+	mul(false, rows, ld, d, 1, in, d, b.packed, ld, 0, proj, ld)
+	for s := range dc.b {
+		copy(c.packed[(s*t+pos)*ld:(s*t+pos+n)*ld], proj[s*n*ld:(s+1)*n*ld])
+	}
+	concat := dc.concat[:rows*d] // (B n, D)
+	for s := range dc.b {
+		cs := blockCache[T]{packed: c.packed[s*t*ld : (s+1)*t*ld]}
+		if c.kn != nil {
+			cs.kn = c.kn[s*dc.heads*t : (s+1)*dc.heads*t]
+		}
+		dc.attendSequence(b, &cs, concat[s*n*d:(s+1)*n*d], n, pos)
+	}
+	mul(false, rows, d, d, 1, concat, d, b.wo, d, 0, dc.y, d)
+}
+
+// attendSequence writes into concat (n, D) the heads' P v of one sequence's n new rows at
+// positions pos.., whose projections are in its cache c (T, k*D) with those before them.
+func (dc *decoder[T]) attendSequence(b *blockWeights[T], c *blockCache[T], concat []T, n, pos int) {
 	d, hd, t := dc.width, dc.hd, dc.cfg.Context
 	ld := len(b.packed) / d // k*D
-	mul(false, n, ld, d, 1, in, d, b.packed, ld, 0, c.packed[pos*ld:], ld)
 	kOff, vOff := d, 2*d
 	if b.kind == ops.L2 {
 		kOff, vOff = 0, d
 	}
 	m := pos + n // keys visible to the last new row
 	scale := T(1 / math.Sqrt(float64(hd)))
-	concat := dc.concat[:n*d] // (n, D)
 	for h := 0; h < dc.heads; h++ {
 		q, k, v := c.packed[pos*ld+h*hd:], c.packed[kOff+h*hd:], c.packed[vOff+h*hd:]
 		s := dc.logit[:n*m] // (n, m)
@@ -270,7 +377,6 @@ func (dc *decoder[T]) attention(b *blockWeights[T], c *blockCache[T], in []T, n,
 		}
 		mul(false, n, hd, m, 1, s, m, v, ld, 0, concat[h*hd:], d)
 	}
-	mul(false, n, d, d, 1, concat, d, b.wo, d, 0, dc.y, d)
 }
 
 // mlp writes the MLP of the n rows in (n, D) into dc.y: x W1 + b1, GELU (ELU for the

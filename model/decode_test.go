@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -232,6 +233,193 @@ func TestGenerateMatchesFullWindowSampling(t *testing.T) {
 						t.Fatalf("%s %+v prompt %v: decoder drew %v, full windows %v", v.name, s, prompt, got, want)
 					}
 				}
+			}
+		}
+	}
+}
+
+// A batch decoder's logits for each sequence, through a prefill, steps and a prefill
+// again, are those of a one-sequence decoder given that sequence alone.
+func TestBatchDecoderMatchesOneSequenceDecoders(t *testing.T) {
+	const b = 3
+	for k, v := range decoderVariants() {
+		t.Run(v.name, func(t *testing.T) {
+			m, err := New(v.cfg, uint64(60+k))
+			if err != nil {
+				t.Fatal(err)
+			}
+			bd, err := m.NewBatchDecoder(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			one, err := m.NewDecoder()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := v.cfg.Context
+			seqs := make([][]int, b)
+			for s := range seqs {
+				seqs[s] = randomTokens(uint64(100*k+s), ctx, v.cfg.Vocab)
+			}
+			// prefill 2 tokens, step to the end, prefill 1 token again and step once
+			type call struct{ from, to int }
+			calls := []call{{0, 2}}
+			for i := 2; i < ctx; i++ {
+				calls = append(calls, call{i, i + 1})
+			}
+			calls = append(calls, call{0, 1}, call{1, 2})
+			want := make([][][]float64, b) // sequence, call, logits
+			for s, seq := range seqs {
+				for _, c := range calls {
+					var logits []float64
+					if c.from == 0 {
+						logits, err = one.Prefill(seq[:c.to])
+					} else {
+						logits, err = one.Step(seq[c.from])
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					want[s] = append(want[s], logits)
+				}
+			}
+			for ci, c := range calls {
+				var got [][]float64
+				if c.from == 0 {
+					prompts := make([][]int, b)
+					for s, seq := range seqs {
+						prompts[s] = seq[:c.to]
+					}
+					got, err = bd.PrefillBatch(prompts)
+				} else {
+					tokens := make([]int, b)
+					for s, seq := range seqs {
+						tokens[s] = seq[c.from]
+					}
+					got, err = bd.StepBatch(tokens)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				for s := range seqs {
+					assertLogits(t, fmt.Sprintf("sequence %d, positions %d..%d", s, c.from, c.to-1), got[s], want[s][ci], 1e-12)
+				}
+			}
+		})
+	}
+}
+
+// GenerateBatch with one prompt draws what Generate draws, beyond the context too; with
+// equal prompts and greedy decoding every sequence is Generate's.
+func TestGenerateBatch(t *testing.T) {
+	m, err := New(tiny("l2"), 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := m.NewDecoder()
+	if err != nil {
+		t.Fatal(err)
+	}
+	three, err := m.NewBatchDecoder(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompt := []int{1, 4}
+	for _, s := range []Sampling{{Temperature: 1, Window: Shift}, {Temperature: 0.7, TopK: 3, Window: Slide}, {Window: Shift}} {
+		const n = 17 // beyond the context of 5
+		want, err := Generate(one, prompt, n, s, rand.New(rand.NewPCG(2, 3)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := GenerateBatch(one, [][]int{prompt}, n, s, rand.New(rand.NewPCG(2, 3)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got[0], want) {
+			t.Errorf("%+v: batch of one drew %v, Generate %v", s, got[0], want)
+		}
+		if s.Temperature != 0 {
+			continue
+		}
+		got, err = GenerateBatch(three, [][]int{prompt, prompt, prompt}, n, s, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, g := range got {
+			if !slices.Equal(g, want) {
+				t.Errorf("greedy sequence %d of 3: %v, Generate %v", i, g, want)
+			}
+		}
+	}
+}
+
+func TestBatchDecoderRejectsBadInput(t *testing.T) {
+	m, err := New(tiny("dp"), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.NewBatchDecoder(0); err == nil || !strings.Contains(err.Error(), "batch of 0") {
+		t.Errorf("batch of 0: %v", err)
+	}
+	d, err := m.NewBatchDecoder(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Prefill([]int{1}); err == nil || !strings.Contains(err.Error(), "decoder of 2") {
+		t.Errorf("one-sequence prefill on a batch decoder: %v", err)
+	}
+	for _, c := range []struct {
+		prompts [][]int
+		want    string
+	}{
+		{[][]int{{1}}, "prefill of 1 sequences, want the batch of 2"},
+		{[][]int{{1, 2}, {1}}, "2 and 1 tokens"},
+		{[][]int{{1, 2}, {1, 7}}, "token 7 at 1 of sequence 1"},
+	} {
+		if _, err := d.PrefillBatch(c.prompts); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("prefill %v: %v, want an error containing %q", c.prompts, err, c.want)
+		}
+	}
+	if _, err := d.PrefillBatch([][]int{{1}, {2}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.StepBatch([]int{1}); err == nil || !strings.Contains(err.Error(), "want one per sequence") {
+		t.Errorf("step of 1 token on 2 sequences: %v", err)
+	}
+	if _, err := GenerateBatch(d, [][]int{{1}, {2, 3}}, 2, Sampling{Window: Shift}, nil); err == nil || !strings.Contains(err.Error(), "equal lengths") {
+		t.Errorf("generate from unequal prompts: %v", err)
+	}
+}
+
+// pick draws each id with its softmax probability at the temperature, over all ids and
+// over the top k: frequencies of 200000 draws within 5 standard errors.
+func TestPickFrequencies(t *testing.T) {
+	logits := []float64{0.5, 2, -1, 1.5, 2}
+	rng := rand.New(rand.NewPCG(8, 9))
+	for _, c := range []struct {
+		temp float64
+		topK int
+	}{{1, 0}, {0.5, 0}, {2, 3}} {
+		keep := []int{0, 1, 2, 3, 4}
+		if c.topK > 0 {
+			keep = []int{1, 4, 3} // descending logit, ties by id
+		}
+		p := make([]float64, len(logits))
+		var z float64
+		for _, id := range keep {
+			p[id] = math.Exp(logits[id] / c.temp)
+			z += p[id]
+		}
+		const draws = 200000
+		count := make([]float64, len(logits))
+		for range draws {
+			count[pick(logits, c.temp, c.topK, rng)]++
+		}
+		for id := range p {
+			p[id] /= z
+			se := math.Sqrt(p[id] * (1 - p[id]) / draws)
+			if f := count[id] / draws; math.Abs(f-p[id]) > 5*se+1e-12 {
+				t.Errorf("temperature %g top-%d: id %d drawn %.4f of the time, want %.4f", c.temp, c.topK, id, f, p[id])
 			}
 		}
 	}

@@ -40,14 +40,37 @@ type Sampling struct {
 	Window      Window  // Shift or Slide
 }
 
-// Generate continues prompt (1..T token ids) by n tokens with the decoder: a prefill of the
-// prompt, then one cached step per token until the context T is full, and beyond it the
-// window policy s.Window. Each token is drawn from the softmax of the logits divided by the
-// temperature, restricted to the TopK most likely; rng may be nil for greedy decoding.
+// Generate continues prompt (1..T token ids) by n tokens with a one-sequence decoder: a
+// prefill of the prompt, then one cached step per token until the context T is full, and
+// beyond it the window policy s.Window. Each token is drawn from the softmax of the logits
+// divided by the temperature, restricted to the TopK most likely; rng may be nil for greedy
+// decoding.
 func Generate(d *Decoder, prompt []int, n int, s Sampling, rng *rand.Rand) ([]int, error) {
+	out, err := GenerateBatch(d, [][]int{prompt}, n, s, rng)
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
+}
+
+// GenerateBatch continues each of prompts (one per sequence of the decoder's batch, all of
+// the same length, 1..T ids) by n tokens as Generate does, the sequences in step: each
+// position is one batched step (or prefill) of the decoder for all of them. At each
+// position the tokens are drawn sequence by sequence from rng, so a batch of one draws
+// what Generate draws.
+func GenerateBatch(d *Decoder, prompts [][]int, n int, s Sampling, rng *rand.Rand) ([][]int, error) {
 	t := d.Context()
-	if len(prompt) == 0 || len(prompt) > t {
-		return nil, fmt.Errorf("generate: prompt of %d tokens, want 1..%d (the context)", len(prompt), t)
+	if len(prompts) != d.Batch() {
+		return nil, fmt.Errorf("generate: %d prompts for a decoder of %d sequences", len(prompts), d.Batch())
+	}
+	p := len(prompts[0])
+	if p == 0 || p > t {
+		return nil, fmt.Errorf("generate: prompt of %d tokens, want 1..%d (the context)", p, t)
+	}
+	for i, pr := range prompts {
+		if len(pr) != p {
+			return nil, fmt.Errorf("generate: prompts of %d and %d tokens (0 and %d), want equal lengths", p, len(pr), i)
+		}
 	}
 	if s.Temperature < 0 || s.TopK < 0 || n < 0 {
 		return nil, fmt.Errorf("generate: temperature %g, top-k %d and %d tokens, want all >= 0", s.Temperature, s.TopK, n)
@@ -58,70 +81,110 @@ func Generate(d *Decoder, prompt []int, n int, s Sampling, rng *rand.Rand) ([]in
 	if s.Temperature > 0 && rng == nil {
 		return nil, fmt.Errorf("generate: temperature %g needs a random source", s.Temperature)
 	}
+	out := make([][]int, len(prompts))
 	if n == 0 {
-		return []int{}, nil
+		for i := range out {
+			out[i] = []int{}
+		}
+		return out, nil
 	}
-	logits, err := d.Prefill(prompt)
+	logits, err := d.PrefillBatch(prompts)
 	if err != nil {
 		return nil, err
 	}
-	seq := append(make([]int, 0, len(prompt)+n), prompt...)
+	seqs := make([][]int, len(prompts))
+	for i, pr := range prompts {
+		seqs[i] = append(make([]int, 0, p+n), pr...)
+	}
 	for {
-		seq = append(seq, pick(logits, s.Temperature, s.TopK, rng))
-		if len(seq) == len(prompt)+n {
-			return seq[len(prompt):], nil
+		for i := range seqs {
+			seqs[i] = append(seqs[i], pick(logits[i], s.Temperature, s.TopK, rng))
 		}
-		if logits, err = advance(d, seq, s.Window); err != nil {
+		if len(seqs[0]) == p+n {
+			for i, seq := range seqs {
+				out[i] = seq[p:]
+			}
+			return out, nil
+		}
+		if logits, err = advance(d, seqs, s.Window); err != nil {
 			return nil, err
 		}
 	}
 }
 
-// advance runs the last token of seq and returns the logits after it: a cached step while
-// the context has room, else a prefill of the window w keeps.
-func advance(d *Decoder, seq []int, w Window) ([]float64, error) {
-	t, last := d.Context(), len(seq)-1
+// advance runs the last token of each sequence and returns the logits after it: a cached
+// step while the context has room, else a prefill of the window w keeps.
+func advance(d *Decoder, seqs [][]int, w Window) ([][]float64, error) {
+	t, last := d.Context(), len(seqs[0])-1
 	if d.Len() < t {
-		return d.Step(seq[last])
+		tokens := make([]int, len(seqs))
+		for i, seq := range seqs {
+			tokens[i] = seq[last]
+		}
+		return d.StepBatch(tokens)
 	}
+	from := last - t/2
 	if w == Slide {
-		return d.Prefill(seq[len(seq)-t:])
+		from = len(seqs[0]) - t
 	}
-	return d.Prefill(seq[last-t/2:])
+	windows := make([][]int, len(seqs))
+	for i, seq := range seqs {
+		windows[i] = seq[from:]
+	}
+	return d.PrefillBatch(windows)
 }
 
-// pick draws a token from logits with temperature and top-k.
+// pick draws a token from logits with temperature and top-k: the most likely (the lowest
+// id among equals) at temperature 0; else from the softmax of logits / temperature over
+// all ids in order, or over the top-k in order of decreasing logit.
 func pick(logits []float64, temperature float64, topK int, rng *rand.Rand) int {
-	order := make([]int, len(logits))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(a, b int) int { // by descending logit, ties by id
-		switch {
-		case logits[a] > logits[b]:
-			return -1
-		case logits[a] < logits[b]:
-			return 1
+	best := 0
+	for i, z := range logits {
+		if z > logits[best] {
+			best = i
 		}
-		return a - b
-	})
-	if temperature == 0 {
-		return order[0]
 	}
-	if topK > 0 && topK < len(order) {
+	if temperature == 0 {
+		return best
+	}
+	var order []int // nil: all ids in order
+	if topK > 0 && topK < len(logits) {
+		order = make([]int, len(logits))
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortFunc(order, func(a, b int) int { // by descending logit, ties by id
+			switch {
+			case logits[a] > logits[b]:
+				return -1
+			case logits[a] < logits[b]:
+				return 1
+			}
+			return a - b
+		})
 		order = order[:topK]
 	}
-	w := make([]float64, len(order))
+	n := len(logits)
+	if order != nil {
+		n = len(order)
+	}
+	id := func(i int) int {
+		if order == nil {
+			return i
+		}
+		return order[i]
+	}
+	w := make([]float64, n)
 	var sum float64
-	for i, id := range order {
-		w[i] = math.Exp((logits[id] - logits[order[0]]) / temperature)
+	for i := range w {
+		w[i] = math.Exp((logits[id(i)] - logits[best]) / temperature)
 		sum += w[i]
 	}
 	u := rng.Float64() * sum
-	for i, id := range order {
+	for i := range w {
 		if u -= w[i]; u < 0 {
-			return id
+			return id(i)
 		}
 	}
-	return order[len(order)-1]
+	return id(n - 1)
 }
