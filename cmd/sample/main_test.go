@@ -64,6 +64,22 @@ func TestSampleContinuesThePrompt(t *testing.T) {
 	if s := strings.TrimSuffix(slide.String(), "\n"); !strings.HasPrefix(s, "ab") || len(s) != 22 {
 		t.Fatalf("sample with -window slide %q, want the prompt and 20 more bytes", s)
 	}
+	var three bytes.Buffer
+	if err := run(append(args, "-samples", "3"), &three, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(three.String(), "\n"), "\n")
+	if len(lines) != 6 || lines[0] != "--- sample 1 of 3 ---" || lines[4] != "--- sample 3 of 3 ---" {
+		t.Fatalf("-samples 3 printed %q, want 3 headed samples", three.String())
+	}
+	for _, l := range []string{lines[1], lines[3], lines[5]} {
+		if !strings.HasPrefix(l, "ab") || len(l) != 22 {
+			t.Fatalf("-samples 3: sample %q, want the prompt and 20 more bytes", l)
+		}
+	}
+	if lines[1] == lines[3] && lines[3] == lines[5] {
+		t.Errorf("-samples 3 drew the same sample three times: %q", lines[1])
+	}
 }
 
 func TestSampleRejectsBadInput(t *testing.T) {
@@ -74,6 +90,7 @@ func TestSampleRejectsBadInput(t *testing.T) {
 	}{
 		{[]string{"-ckpt", dir, "-prompt", "xyz"}, "prompt"},
 		{[]string{"-ckpt", dir, "-n", "-1"}, "-n"},
+		{[]string{"-ckpt", dir, "-samples", "0"}, "-samples 0, want >= 1"},
 		{[]string{"-ckpt", dir, "-prompt", "a", "-temperature", "-1"}, "temperature"},
 		{[]string{"-ckpt", dir, "-window", "wrap"}, `-window: window policy "wrap", want shift or slide`},
 		{[]string{"-ckpt", dir, "-prompt", "abcabcabc"}, "-prompt: 9 bytes, want at most the model's context of 8"},
