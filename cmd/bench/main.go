@@ -16,6 +16,7 @@
 //	go run ./cmd/bench -torch -archs dp,l2                      # against PyTorch
 //	go run ./cmd/bench -configs P2 -soak 1000                   # live heap over 1000 training steps
 //	go run ./cmd/bench -configs P1 -archs dp -modes train -cpuprofile cpu.prof  # then go tool pprof
+//	go run ./cmd/bench -modes train,sample -sample-batch 16     # sampling 16 sequences in step
 //
 // The machine should be idle: the timings are medians, but other load still shifts them.
 package main
@@ -65,6 +66,8 @@ type options struct {
 	out     string // file that receives the JSON records too, or ""
 	soak    int    // training steps of a soak (soak.go) instead of the timed modes, or 0
 	cpuProf string // file that receives a CPU profile of the Go measurements, or ""
+	// sequences sampled in step (model.GenerateBatch) by the sample mode
+	sampleBatch int
 }
 
 // parseFlags parses and validates the command line.
@@ -82,6 +85,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.steps, "steps", 10, "timed runs per measurement (the median is reported)")
 	fs.IntVar(&o.warmup, "warmup", 2, "untimed runs before the timed ones")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the initial weights and the batch")
+	fs.IntVar(&o.sampleBatch, "sample-batch", 1, "sequences the sample mode decodes in step (model.GenerateBatch); its time is per generated token of all of them")
 	fs.StringVar(&o.dtype, "dtype", "float32", "float32 or float64")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object per measurement (and per comparison) instead of a table")
 	fs.BoolVar(&o.torch, "torch", false, "also run bench/torch_ref.py on the same weights and batch: step-0 loss check and Go/PyTorch time ratios")
@@ -120,6 +124,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.warmup < 0 {
 		errs = append(errs, fmt.Sprintf("-warmup %d, want >= 0", o.warmup))
+	}
+	if o.sampleBatch < 1 || (o.sampleBatch > 1 && o.torch && slices.Contains(o.modes, modeSample)) {
+		errs = append(errs, fmt.Sprintf("-sample-batch %d, want >= 1, and 1 with -torch (PyTorch's reference samples one sequence)", o.sampleBatch))
 	}
 	if o.soak < 0 || (o.soak > 0 && o.torch) {
 		errs = append(errs, fmt.Sprintf("-soak %d, want >= 0 and without -torch", o.soak))

@@ -24,6 +24,8 @@ func TestBadFlagsGiveClearErrors(t *testing.T) {
 		{[]string{"-archs", "dp,rnn"}, `-archs: "rnn"`},
 		{[]string{"-modes", "train,infer"}, `-modes: "infer"`},
 		{[]string{"-steps", "0"}, "-steps 0"},
+		{[]string{"-sample-batch", "0"}, "-sample-batch 0"},
+		{[]string{"-torch", "-sample-batch", "4"}, "-sample-batch 4, want >= 1, and 1 with -torch"},
 		{[]string{"-warmup", "-1"}, "-warmup -1"},
 		{[]string{"-dtype", "float16"}, "float16"},
 		{[]string{"-loss-tol", "0"}, "-loss-tol"},
@@ -110,6 +112,22 @@ func TestJSONSmoke(t *testing.T) {
 	}
 	if b, err := os.ReadFile(prof); err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
 		t.Errorf("-cpuprofile wrote no gzipped profile: %d bytes, %v", len(b), err)
+	}
+}
+
+// TestSampleBatch: -sample-batch 3 times three sequences in step, counting the tokens of all.
+func TestSampleBatch(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	args := []string{"-configs", "tiny", "-archs", "l2", "-modes", "sample", "-sample-batch", "3", "-steps", "1", "-warmup", "0", "-json"}
+	if err := run(context.Background(), args, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	var r measurement
+	if err := json.Unmarshal(bytes.TrimSpace(stdout.Bytes()), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Batch != 3 || r.Generated != 3*4*8 || r.Positions != 3*4*16 || !(r.NsPerGenerated > 0) {
+		t.Errorf("batch %d, %d tokens and %d positions per run (want 3, 96 and 192), %v ns per token", r.Batch, r.Generated, r.Positions, r.NsPerGenerated)
 	}
 }
 

@@ -32,7 +32,7 @@ type measurement struct {
 	Dtype          string  `json:"dtype"`   // float32 or float64
 	Backend        string  `json:"backend"` // Go: the BLAS of the build (ops.Backend); torch: its BLAS
 	Threads        int     `json:"threads"` // Go: GOMAXPROCS; torch: intra-op threads
-	Batch          int     `json:"batch"`   // sequences per run (1 for sample)
+	Batch          int     `json:"batch"`   // sequences per run (for sample: decoded in step, -sample-batch)
 	Context        int     `json:"context"` // T, positions per sequence
 	Params         int     `json:"params"`  // scalar parameters of the model
 	Steps          int     `json:"steps"`   // timed runs
@@ -185,7 +185,7 @@ func (j job) measure(mode string) (measurement, error) {
 	case modeEval:
 		tm, loss, err = timeEval(m, j)
 	case modeSample:
-		batch = 1
+		batch = j.opt.sampleBatch
 		tm, gen, err = timeSample(m, j)
 	default:
 		err = fmt.Errorf("unknown mode %q", mode)
@@ -276,14 +276,16 @@ type sampleRun struct {
 // sampleCycles is the number of shift-window cycles of one timed run of timeSample.
 const sampleCycles = 4
 
-// timeSample times generation in the steady state of cmd/sample: model.Generate with the
-// decoder's key/value cache and the shift window, at temperature 1 over the whole
-// vocabulary. A run starts from a prompt of T/2+1 bytes, whose prefill is the one a shift
-// makes, and generates sampleCycles * (T - T/2) tokens (2T for even T): sampleCycles
-// whole cycles, each a prefill of T/2+1 positions and T - T/2 - 1 single steps, so that
-// the time per token includes the amortised re-prefills.
+// timeSample times generation in the steady state of cmd/sample: model.GenerateBatch of
+// -sample-batch sequences in step, with the decoder's key/value cache and the shift
+// window, at temperature 1 over the whole vocabulary. A run starts from prompts of T/2+1
+// bytes, whose prefill is the one a shift makes, and generates sampleCycles * (T - T/2)
+// tokens per sequence (2T for even T): sampleCycles whole cycles, each a prefill of T/2+1
+// positions and T - T/2 - 1 single steps, so that the time per token includes the
+// amortised re-prefills.
 func timeSample(m *model.Model, j job) (timing, sampleRun, error) {
-	d, err := m.NewDecoder()
+	b := j.opt.sampleBatch
+	d, err := m.NewBatchDecoder(b)
 	if err != nil {
 		return timing{}, sampleRun{}, err
 	}
@@ -292,12 +294,17 @@ func timeSample(m *model.Model, j job) (timing, sampleRun, error) {
 	if err != nil {
 		return timing{}, sampleRun{}, err
 	}
-	run := sampleRun{generated: sampleCycles * (t - t/2), positions: sampleCycles * t, flops: sampleCycles * cycle}
-	prompt := j.inputs[:t/2+1]
+	perSeq := sampleCycles * (t - t/2)
+	run := sampleRun{generated: b * perSeq, positions: b * sampleCycles * t, flops: float64(b) * sampleCycles * cycle}
+	ids, _ := benchBatch(j.opt.seed, b, t, j.cfg.Vocab)
+	prompts := make([][]int, b)
+	for i := range prompts {
+		prompts[i] = ids[i*t : i*t+t/2+1]
+	}
 	s := model.Sampling{Temperature: 1, Window: model.Shift}
 	rng := rand.New(rand.NewPCG(j.opt.seed, 0x73616d706c65)) // "sample"
 	tm, err := timeRuns(j.opt.warmup, j.opt.steps, func(int) error {
-		_, err := model.Generate(d, prompt, run.generated, s, rng)
+		_, err := model.GenerateBatch(d, prompts, perSeq, s, rng)
 		return err
 	})
 	return tm, run, err
