@@ -202,7 +202,7 @@ func gemm(kern kernel, tA, tB blas.Transpose, m, n, k int, alpha float32, a []fl
 			for i0 := 0; i0 < m; i0 += mStep {
 				mb := min(mStep, m-i0)
 				packA(buf.a, transA, a, lda, i0, p0, mb, kb, alpha)
-				macro(kern, buf, mb, nb, kb, c[i0*ldc+j0:], ldc, bet)
+				macro(kern, buf, buf.b, mb, nb, kb, c[i0*ldc+j0:], ldc, bet)
 			}
 		}
 	}
@@ -314,13 +314,14 @@ func packB(dst []float32, trans bool, b []float32, ldb, p0, j0, kb, nb int) {
 	}
 }
 
-// macro multiplies the packed mb x kb block of A by the packed kb x nb panel of B into the
-// mb x nb block c, one mr x nr tile at a time: the outer loop runs over the micro-panels of
-// B, so each stays in L1 while the inner loop brings the micro-panels of A from L2. Tiles
-// cut by the edge of C are computed into buf.tile and the part inside C merged.
-func macro(kern kernel, buf *buffers, mb, nb, kb int, c []float32, ldc int, beta float32) {
+// macro multiplies the packed mb x kb block of A in buf.a by the packed kb x nb panel of B
+// in bpack (ceil(nb/nr) micro-panels) into the mb x nb block c, one mr x nr tile at a
+// time: the outer loop runs over the micro-panels of B, so each stays in L1 while the inner
+// loop brings the micro-panels of A from L2. Tiles cut by the edge of C are computed into
+// buf.tile and the part inside C merged.
+func macro(kern kernel, buf *buffers, bpack []float32, mb, nb, kb int, c []float32, ldc int, beta float32) {
 	for jp := 0; jp < nb; jp += nr {
-		bp := buf.b[jp*kb : (jp+nr)*kb]
+		bp := bpack[jp*kb : (jp+nr)*kb]
 		cols := min(nr, nb-jp)
 		for ip := 0; ip < mb; ip += mr {
 			ap := buf.a[ip*kb : (ip+mr)*kb]
