@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"runtime"
 
 	"lipformer/layers"
 	"lipformer/ops"
@@ -187,19 +188,30 @@ type decoder[T ops.Float] struct {
 	tok    []T // (V, D)
 	pos    []T // (T, D)
 	blocks []blockWeights[T]
+	packs  []blockPacks // each block's weights packed for products of several rows
+	head   *ops.PackedWeights
 	caches []blockCache[T]
 	lnf    *lnWeights[T]
 	out    []T // (D, V), or nil: the head is tok^T
 	n      int // positions cached (the same in every sequence)
 	// scratch for up to B T rows
-	x, in, concat, y []T // (B T, D): residual stream, sub-block input, concatenated heads, branch output
-	hid, act         []T // (B T, F)
-	proj             []T // (B T, 3D): the new rows' packed projections, before they join the caches
-	logit            []T // (T, T): one head's attention logits, then probabilities
-	qn               []T // (T): squared norms of the new queries of one head (untied L2)
-	last             []T // (B, D): the final LayerNorm of each sequence's last row
-	logits           []T // (B, V)
+	x, in, concat, y []T              // (B T, D): residual stream, sub-block input, concatenated heads, branch output
+	hid, act         []T              // (B T, F)
+	proj             []T              // (B T, 3D): the new rows' packed projections, before they join the caches
+	attn             []attnScratch[T] // one per goroutine of attention
+	last             []T              // (B, D): the final LayerNorm of each sequence's last row
+	logits           []T              // (B, V)
 }
+
+// attnScratch is what one goroutine's attention of a sequence needs.
+type attnScratch[T ops.Float] struct {
+	logit []T // (T, T): one head's attention logits, then probabilities
+	qn    []T // (T): squared norms of the new queries of one head (untied L2)
+}
+
+// blockPacks are a block's weight matrices packed once for products of several rows
+// (ops.PackedWeights): all nil in float64 and where the processor has no sgemm kernel.
+type blockPacks struct{ packed, wo, fc, proj *ops.PackedWeights }
 
 // blockCache is what one block keeps of the cached positions.
 type blockCache[T ops.Float] struct {
@@ -223,10 +235,18 @@ func newDecoder[T ops.Float](m *Model, b int) (*decoder[T], error) {
 	dec := &decoder[T]{cfg: c, norm: norm, b: b, heads: c.Heads, width: d, hd: d / c.Heads, hidden: f,
 		tok: paramData[T](m.Tok.W), pos: paramData[T](m.Pos.W), blocks: blocks, lnf: lnWeightsOf[T](m.LNf),
 		x: make([]T, bt*d), in: make([]T, bt*d), concat: make([]T, bt*d), y: make([]T, bt*d),
-		hid: make([]T, bt*f), act: make([]T, bt*f), proj: make([]T, bt*3*d), logit: make([]T, t*t), qn: make([]T, t),
+		hid: make([]T, bt*f), act: make([]T, bt*f), proj: make([]T, bt*3*d),
 		last: make([]T, b*d), logits: make([]T, b*c.Vocab)}
 	if m.Head != nil {
 		dec.out = paramData[T](m.Head.W)
+		dec.head = packWeights(false, d, c.Vocab, dec.out, c.Vocab)
+	} else {
+		dec.head = packWeights(true, d, c.Vocab, dec.tok, d)
+	}
+	for _, bw := range blocks {
+		ld := len(bw.packed) / d
+		dec.packs = append(dec.packs, blockPacks{packed: packWeights(false, d, ld, bw.packed, ld),
+			wo: packWeights(false, d, d, bw.wo, d), fc: packWeights(false, d, f, bw.fc, f), proj: packWeights(false, f, d, bw.proj, d)})
 	}
 	for _, bw := range blocks {
 		bc := blockCache[T]{packed: make([]T, bt*len(bw.packed)/d)}
@@ -267,10 +287,10 @@ func (dc *decoder[T]) run(tokens [][]int, pos int) [][]float64 {
 		}
 	}
 	for l := range dc.blocks {
-		b, c := &dc.blocks[l], &dc.caches[l]
-		dc.attention(b, c, dc.subInput(x, b.ln1, rows), n, pos)
+		b, c, pk := &dc.blocks[l], &dc.caches[l], &dc.packs[l]
+		dc.attention(b, pk, c, dc.subInput(x, b.ln1, rows), n, pos)
 		dc.residual(x, b.ln1, rows)
-		dc.mlp(b, dc.subInput(x, b.ln2, rows), rows)
+		dc.mlp(b, pk, dc.subInput(x, b.ln2, rows), rows)
 		dc.residual(x, b.ln2, rows)
 	}
 	dc.n = pos + n
@@ -279,9 +299,9 @@ func (dc *decoder[T]) run(tokens [][]int, pos int) [][]float64 {
 	}
 	v := dc.cfg.Vocab
 	if dc.out == nil {
-		mul(true, dc.b, v, d, 1, dc.last, d, dc.tok, d, 0, dc.logits, v)
+		mulW(dc.head, true, dc.b, v, d, 1, dc.last, d, dc.tok, d, 0, dc.logits, v)
 	} else {
-		mul(false, dc.b, v, d, 1, dc.last, d, dc.out, v, 0, dc.logits, v)
+		mulW(dc.head, false, dc.b, v, d, 1, dc.last, d, dc.out, v, 0, dc.logits, v)
 	}
 	out := make([][]float64, dc.b)
 	for s := range out {
@@ -321,28 +341,34 @@ func (dc *decoder[T]) residual(x []T, ln *lnWeights[T], n int) {
 // through the causal softmax; and the heads' P v are concatenated and mapped by W^O, for all
 // rows at once. The logits are the Attention op's: dp q.k / sqrt(d), L2 (2 q.k - |q|^2 -
 // |k|^2) / sqrt(d).
-func (dc *decoder[T]) attention(b *blockWeights[T], c *blockCache[T], in []T, n, pos int) {
+func (dc *decoder[T]) attention(b *blockWeights[T], pk *blockPacks, c *blockCache[T], in []T, n, pos int) {
 	d, t, rows := dc.width, dc.cfg.Context, dc.b*n
 	ld := len(b.packed) / d // k*D
 	proj := dc.proj[:rows*ld]
-	mul(false, rows, ld, d, 1, in, d, b.packed, ld, 0, proj, ld)
+	mulW(pk.packed, false, rows, ld, d, 1, in, d, b.packed, ld, 0, proj, ld)
 	for s := range dc.b {
 		copy(c.packed[(s*t+pos)*ld:(s*t+pos+n)*ld], proj[s*n*ld:(s+1)*n*ld])
 	}
 	concat := dc.concat[:rows*d] // (B n, D)
-	for s := range dc.b {
-		cs := blockCache[T]{packed: c.packed[s*t*ld : (s+1)*t*ld]}
-		if c.kn != nil {
-			cs.kn = c.kn[s*dc.heads*t : (s+1)*dc.heads*t]
-		}
-		dc.attendSequence(b, &cs, concat[s*n*d:(s+1)*n*d], n, pos)
+	for len(dc.attn) < runtime.GOMAXPROCS(0) {
+		dc.attn = append(dc.attn, attnScratch[T]{logit: make([]T, t*t), qn: make([]T, t)})
 	}
-	mul(false, rows, d, d, 1, concat, d, b.wo, d, 0, dc.y, d)
+	ops.ParallelFor(dc.b, 4*n*(pos+n)*d, func(w, lo, hi int) {
+		for s := lo; s < hi; s++ {
+			cs := blockCache[T]{packed: c.packed[s*t*ld : (s+1)*t*ld]}
+			if c.kn != nil {
+				cs.kn = c.kn[s*dc.heads*t : (s+1)*dc.heads*t]
+			}
+			dc.attendSequence(b, &cs, &dc.attn[w], concat[s*n*d:(s+1)*n*d], n, pos)
+		}
+	})
+	mulW(pk.wo, false, rows, d, d, 1, concat, d, b.wo, d, 0, dc.y, d)
 }
 
 // attendSequence writes into concat (n, D) the heads' P v of one sequence's n new rows at
-// positions pos.., whose projections are in its cache c (T, k*D) with those before them.
-func (dc *decoder[T]) attendSequence(b *blockWeights[T], c *blockCache[T], concat []T, n, pos int) {
+// positions pos.., whose projections are in its cache c (T, k*D) with those before them,
+// with the scratch sc. Sequences are attended to in parallel: it writes nothing shared.
+func (dc *decoder[T]) attendSequence(b *blockWeights[T], c *blockCache[T], sc *attnScratch[T], concat []T, n, pos int) {
 	d, hd, t := dc.width, dc.hd, dc.cfg.Context
 	ld := len(b.packed) / d // k*D
 	kOff, vOff := d, 2*d
@@ -353,7 +379,7 @@ func (dc *decoder[T]) attendSequence(b *blockWeights[T], c *blockCache[T], conca
 	scale := T(1 / math.Sqrt(float64(hd)))
 	for h := 0; h < dc.heads; h++ {
 		q, k, v := c.packed[pos*ld+h*hd:], c.packed[kOff+h*hd:], c.packed[vOff+h*hd:]
-		s := dc.logit[:n*m] // (n, m)
+		s := sc.logit[:n*m] // (n, m)
 		if b.kind == ops.DotProduct {
 			mul(true, n, m, hd, scale, q, ld, k, ld, 0, s, m)
 		} else {
@@ -361,7 +387,7 @@ func (dc *decoder[T]) attendSequence(b *blockWeights[T], c *blockCache[T], conca
 			ops.SquaredNorms(kn[pos:], k[pos*ld:], ld, hd)
 			qn := kn[pos:]
 			if b.kind == ops.L2Untied {
-				qn = dc.qn[:n]
+				qn = sc.qn[:n]
 				ops.SquaredNorms(qn, q, ld, hd)
 			}
 			mul(true, n, m, hd, 2*scale, q, ld, k, ld, 0, s, m)
@@ -381,20 +407,20 @@ func (dc *decoder[T]) attendSequence(b *blockWeights[T], c *blockCache[T], conca
 
 // mlp writes the MLP of the n rows in (n, D) into dc.y: x W1 + b1, GELU (ELU for the
 // invertible blocks' spectral MLP), times W2 plus b2, the biases added first as Linear does.
-func (dc *decoder[T]) mlp(b *blockWeights[T], in []T, n int) {
+func (dc *decoder[T]) mlp(b *blockWeights[T], pk *blockPacks, in []T, n int) {
 	d, f := dc.width, dc.hidden
 	hid, act, y := dc.hid[:n*f], dc.act[:n*f], dc.y[:n*d]
 	for r := 0; r < n; r++ {
 		copy(hid[r*f:(r+1)*f], b.fcB)
 		copy(y[r*d:(r+1)*d], b.prjB)
 	}
-	mul(false, n, f, d, 1, in, d, b.fc, f, 1, hid, f)
+	mulW(pk.fc, false, n, f, d, 1, in, d, b.fc, f, 1, hid, f)
 	if b.elu {
 		ops.ELUInto(act, hid)
 	} else {
 		ops.GELUInto(act, hid)
 	}
-	mul(false, n, d, f, 1, act, f, b.proj, d, 1, y, d)
+	mulW(pk.proj, false, n, d, f, 1, act, f, b.proj, d, 1, y, d)
 }
 
 // mul writes c = alpha a b + beta c for a (n, k), b (k, cols) or, with transB, b^T for b
@@ -409,4 +435,23 @@ func mul[T ops.Float](transB bool, n, cols, k int, alpha T, a []T, lda int, b []
 	default: // c = b^T a^T, b (k, cols)
 		ops.Gemv(true, k, cols, alpha, b, ldb, a, beta, c)
 	}
+}
+
+// packWeights packs a float32 weight matrix for mulW (ops.PackWeights), and returns nil for
+// float64 ones.
+func packWeights[T ops.Float](transB bool, k, cols int, b []T, ldb int) *ops.PackedWeights {
+	if b32, ok := any(b).([]float32); ok {
+		return ops.PackWeights(transB, k, cols, b32, ldb)
+	}
+	return nil
+}
+
+// mulW is mul for a weight matrix b that pw holds packed, or nil: products of several rows
+// with a packed matrix go to ops.GemmPacked, which does not pack it again.
+func mulW[T ops.Float](pw *ops.PackedWeights, transB bool, n, cols, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	if pw != nil && n > 1 {
+		ops.GemmPacked(n, float32(alpha), any(a).([]float32), lda, pw, float32(beta), any(c).([]float32), ldc)
+		return
+	}
+	mul(transB, n, cols, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }

@@ -23,6 +23,25 @@ func decoderVariants() []variant {
 	return vs
 }
 
+// perturbed is New(cfg, seed) with noise of standard deviation 0.05 added to every
+// parameter, so that the biases and LayerNorm gains (0 and 1 at initialisation) take
+// generic values.
+func perturbed(t *testing.T, cfg Config, seed uint64) *Model {
+	t.Helper()
+	m, err := New(cfg, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(seed, 99))
+	for _, p := range m.Params() {
+		v := p.Value.Data().([]float64)
+		for i := range v {
+			v[i] += 0.05 * r.NormFloat64()
+		}
+	}
+	return m
+}
+
 // randomTokens draws n token ids below vocab.
 func randomTokens(seed uint64, n, vocab int) []int {
 	r := rand.New(rand.NewPCG(seed, 11))
@@ -68,10 +87,7 @@ func assertLogits(t *testing.T, what string, got, want []float64, tol float64) {
 func TestDecoderMatchesTheSampleProgram(t *testing.T) {
 	for k, v := range decoderVariants() {
 		t.Run(v.name, func(t *testing.T) {
-			m, err := New(v.cfg, uint64(20+k))
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := perturbed(t, v.cfg, uint64(20+k))
 			p := mustProgram(t, m, Sample, 1)
 			tokens := randomTokens(uint64(k), v.cfg.Context, v.cfg.Vocab)
 			want := programLogits(t, p, tokens)
@@ -102,11 +118,7 @@ func TestDecoderMatchesTheSampleProgram(t *testing.T) {
 // The float32 decoder computes what the float32 program does, to float32 rounding.
 func TestDecoderFloat32(t *testing.T) {
 	for _, arch := range []string{"dp", "invertible-l2"} {
-		m64, err := New(tiny(arch), 7)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := m64.WithDtype("float32")
+		m, err := perturbed(t, tiny(arch), 7).WithDtype("float32")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -127,6 +139,26 @@ func TestDecoderFloat32(t *testing.T) {
 				t.Fatal(err)
 			}
 			assertLogits(t, arch+" float32 step", got, want[i], 1e-5)
+		}
+		// a batch of three copies: every product has several rows, so the packed weights
+		// (ops.GemmPacked) compute them where the processor has the sgemm kernel
+		bd, err := m.NewBatchDecoder(3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		three := [][]int{tokens[:2], tokens[:2], tokens[:2]}
+		outs, err := bd.PrefillBatch(three)
+		for i := 2; ; i++ {
+			if err != nil {
+				t.Fatal(err)
+			}
+			for s, got := range outs {
+				assertLogits(t, fmt.Sprintf("%s float32 batch, sequence %d, position %d", arch, s, i-1), got, want[i-1], 1e-5)
+			}
+			if i == len(tokens) {
+				break
+			}
+			outs, err = bd.StepBatch([]int{tokens[i], tokens[i], tokens[i]})
 		}
 	}
 }
@@ -244,10 +276,7 @@ func TestBatchDecoderMatchesOneSequenceDecoders(t *testing.T) {
 	const b = 3
 	for k, v := range decoderVariants() {
 		t.Run(v.name, func(t *testing.T) {
-			m, err := New(v.cfg, uint64(60+k))
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := perturbed(t, v.cfg, uint64(60+k))
 			bd, err := m.NewBatchDecoder(b)
 			if err != nil {
 				t.Fatal(err)
