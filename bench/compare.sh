@@ -9,6 +9,11 @@
 #
 #   bench/compare.sh [OUT]                 # default OUT: out/bench
 #   STEPS=20 WARMUP=3 CONFIGS=P1,P2 ARCHS=dp,l2 bench/compare.sh
+#   ROUNDS=3 bench/compare.sh out/bench    # 3 rounds, then medians over them
+#
+# With ROUNDS=N > 1 each round writes OUT/round-I/, and `bench -pool` pools them into
+# OUT/pooled.txt and OUT/pooled.jsonl: Go's median per build over the rounds, PyTorch's
+# over all its runs, the ratios and their range within rounds.
 #
 # Run it from the repository root on an idle machine. The PyTorch side needs Debian's
 # interpreter with python3-torch (apt-get install python3-torch); the OpenBLAS build needs
@@ -22,6 +27,7 @@ STEPS=${STEPS:-10}
 WARMUP=${WARMUP:-2}
 CONFIGS=${CONFIGS:-P1,P2,P3}
 ARCHS=${ARCHS:-dp,l2,invertible-l2}
+ROUNDS=${ROUNDS:-1}
 PYTHON=${PYTHON:-/usr/bin/python3}
 TORCH_FLAGS=${TORCH_FLAGS:-}
 
@@ -32,25 +38,42 @@ fi
 mkdir -p "$OUT"
 common="-configs $CONFIGS -archs $ARCHS -steps $STEPS -warmup $WARMUP -torch -python $PYTHON $TORCH_FLAGS"
 
-# run NAME [BUILD FLAGS]: build cmd/bench, run it, keep its table and records, and
-# remember a failure (tee would hide its exit status).
-status=0
-run() {
+# build NAME [BUILD FLAGS]: build cmd/bench as OUT/bench-NAME.
+build() {
 	name=$1
 	shift
 	go build "$@" -o "$OUT/bench-$name" ./cmd/bench
+}
+
+# run NAME DIR: run OUT/bench-NAME, keep its table and records in DIR, and remember a
+# failure (tee would hide its exit status).
+status=0
+run() {
+	mkdir -p "$2"
 	# shellcheck disable=SC2086
-	{ "$OUT/bench-$name" $common -o "$OUT/$name.jsonl" || echo "$?" >"$OUT/$name.failed"; } | tee "$OUT/$name.txt"
-	if [ -e "$OUT/$name.failed" ]; then
-		rm -f "$OUT/$name.failed"
+	{ "$OUT/bench-$1" $common -o "$2/$1.jsonl" || echo "$?" >"$2/$1.failed"; } | tee "$2/$1.txt"
+	if [ -e "$2/$1.failed" ]; then
+		rm -f "$2/$1.failed"
 		status=1
 	fi
 }
 
-run gonum
+builds=gonum
+build gonum
 if [ -e /usr/lib/x86_64-linux-gnu/libopenblas.so ] || ldconfig -p 2>/dev/null | grep -q 'libopenblas\.so '; then
-	run openblas -tags openblas
+	builds="gonum openblas"
+	build openblas -tags openblas
 else
 	echo "compare.sh: no libopenblas.so (apt-get install libopenblas-dev): skipping the OpenBLAS build" >&2
 fi
+if [ "$ROUNDS" -le 1 ]; then
+	for b in $builds; do run "$b" "$OUT"; done
+	exit $status
+fi
+i=1
+while [ "$i" -le "$ROUNDS" ]; do
+	for b in $builds; do run "$b" "$OUT/round-$i"; done
+	i=$((i + 1))
+done
+"$OUT/bench-gonum" -pool -o "$OUT/pooled.jsonl" "$OUT"/round-*/*.jsonl | tee "$OUT/pooled.txt"
 exit $status

@@ -17,6 +17,7 @@
 //	go run ./cmd/bench -configs P2 -soak 1000                   # live heap over 1000 training steps
 //	go run ./cmd/bench -configs P1 -archs dp -modes train -cpuprofile cpu.prof  # then go tool pprof
 //	go run ./cmd/bench -modes train,sample -sample-batch 16     # sampling 16 sequences in step
+//	go run ./cmd/bench -pool out/bench/round-*/*.jsonl          # medians over runs (bench/compare.sh with ROUNDS)
 //
 // The machine should be idle: the timings are medians, but other load still shifts them.
 package main
@@ -68,6 +69,7 @@ type options struct {
 	cpuProf string // file that receives a CPU profile of the Go measurements, or ""
 	// sequences sampled in step (model.GenerateBatch) by the sample mode
 	sampleBatch int
+	pool        []string // JSONL files to pool instead of measuring (pool.go), or nil
 }
 
 // parseFlags parses and validates the command line.
@@ -98,12 +100,18 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Float64Var(&o.lossTol, "loss-tol", 1e-4, "largest accepted |Go - PyTorch| step-0 loss, in nats")
 	fs.StringVar(&o.out, "o", "", "also write the JSON records to this file (with the table on stdout)")
 	fs.IntVar(&o.soak, "soak", 0, "instead of timing the modes, run this many training steps of each configuration and architecture and report the live heap along the way (soak.go)")
+	pool := fs.Bool("pool", false, "instead of measuring, pool the records of earlier runs: the arguments are their JSONL files (-o, bench/compare.sh); prints Go's and PyTorch's medians over the runs and the ratios")
 	fs.StringVar(&o.cpuProf, "cpuprofile", "", "write a CPU profile of the Go runs (warm-up included) to this file, for go tool pprof")
 	fs.StringVar(&o.keep, "keep", "", "write the checkpoints given to PyTorch into this directory and keep them (default: a temporary directory)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
-	if fs.NArg() > 0 {
+	switch {
+	case *pool && fs.NArg() == 0:
+		return o, errors.New("-pool: name the JSONL files to pool")
+	case *pool:
+		o.pool = fs.Args()
+	case fs.NArg() > 0:
 		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	var err error
@@ -192,6 +200,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		defer f.Close()
 		out.also = f
+	}
+	if o.pool != nil {
+		return runPool(o.pool, out)
 	}
 	if o.cpuProf != "" {
 		stopProfile, err := startCPUProfile(o.cpuProf)
@@ -324,13 +335,13 @@ func (p *printer) header(o options) error {
 	}
 	_, err := fmt.Fprintf(p.w, "%s %s/%s, BLAS %s, GOMAXPROCS %d, %s, median of %d timed runs after %d warm-up\n"+
 		"train: forward + backward + clip + AdamW (train.Stepper); eval: forward-only batch;\n"+
-		"sample: Go runs %d cycles of window shift per run (model.Generate, KV cache: a prefill of T/2+1 positions, then steps to T),\n"+
+		"sample: Go runs %d cycles of window shift per run in each of %d sequences in step (model.GenerateBatch, KV cache: a prefill of T/2+1 positions, then steps to T),\n"+
 		"        PyTorch one token per run (a forward over the full window, no cache)\n"+
 		"ns/tok is per position computed; ns/gen is per generated token (sample);\n"+
 		"x train is the training step's ns/tok over this one's ns/tok, for sample over its ns/gen;\n"+
 		"MB/run and allocs are heap bytes and objects allocated per timed run; live heap is before -> after the timed runs\n\n"+
 		"%-5s %-4s %-14s %-6s %10s %19s %9s %8s %8s %9s %9s %15s %8s %9s %7s\n",
-		runtime.Version(), runtime.GOOS, runtime.GOARCH, ops.Backend, runtime.GOMAXPROCS(0), o.dtype, o.steps, o.warmup, sampleCycles,
+		runtime.Version(), runtime.GOOS, runtime.GOARCH, ops.Backend, runtime.GOMAXPROCS(0), o.dtype, o.steps, o.warmup, sampleCycles, o.sampleBatch,
 		"impl", "conf", "arch", "mode", "ms", "min..max ms", "tok/s", "GFLOP", "GFLOP/s", "MB/run", "allocs", "live heap MB", "ns/tok", "ns/gen", "x train")
 	return err
 }

@@ -1,0 +1,200 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+)
+
+// pooled is one configuration, architecture and mode over several runs of bench (files of
+// records, as -o and bench/compare.sh write them): Go's median time per BLAS backend and
+// PyTorch's over all runs, and their ratios. Times are ms per run, or for sample per
+// generated token.
+type pooled struct {
+	Impl   string             `json:"impl"` // "pooled"
+	Config string             `json:"config"`
+	Arch   string             `json:"arch"`
+	Mode   string             `json:"mode"`
+	GoMs   map[string]float64 `json:"go_ms"`   // by backend: median over its runs
+	GoRuns map[string]int     `json:"go_runs"` // by backend
+	// TorchMs is the median over every PyTorch record (every file: the same program
+	// beside each Go build).
+	TorchMs   float64            `json:"torch_ms"`
+	TorchRuns int                `json:"torch_runs"`
+	Ratio     map[string]float64 `json:"ratio"` // by backend: GoMs / TorchMs
+	// RatioMin and RatioMax bound the ratios of Go to the PyTorch run in the same file
+	// (the same bench run), by backend.
+	RatioMin map[string]float64 `json:"ratio_min"`
+	RatioMax map[string]float64 `json:"ratio_max"`
+}
+
+// poolKey identifies what is pooled.
+type poolKey struct{ config, arch, mode string }
+
+// readRecords reads the measurements of one JSONL file, skipping comparisons and checks.
+func readRecords(path string) ([]measurement, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []measurement
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<16), 1<<20)
+	for line := 1; sc.Scan(); line++ {
+		var r measurement
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		if r.Impl == "go" || r.Impl == "torch" {
+			out = append(out, r)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no go or torch records", path)
+	}
+	return out, nil
+}
+
+// msPerUnit is a record's time per run, or for Go's sample per generated token (PyTorch's
+// sample run generates one token).
+func msPerUnit(r measurement) float64 {
+	if r.Impl == "go" && r.Mode == modeSample {
+		return r.NsPerGenerated / 1e6
+	}
+	return r.MsMedian
+}
+
+// pool pools the records of the files, in the order they first name each configuration,
+// architecture and mode.
+func pool(paths []string) ([]pooled, []string, error) {
+	var order []poolKey
+	goMs := map[poolKey]map[string][]float64{}
+	torchMs := map[poolKey][]float64{}
+	paired := map[poolKey]map[string][]float64{}
+	var backends []string
+	for _, path := range paths {
+		recs, err := readRecords(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		torchHere := map[poolKey]float64{}
+		for _, r := range recs {
+			if r.Impl == "torch" {
+				torchHere[poolKey{r.Config, r.Arch, r.Mode}] = msPerUnit(r)
+			}
+		}
+		for _, r := range recs {
+			k := poolKey{r.Config, r.Arch, r.Mode}
+			if _, seen := goMs[k]; !seen {
+				order = append(order, k)
+				goMs[k], paired[k] = map[string][]float64{}, map[string][]float64{}
+			}
+			if r.Impl == "torch" {
+				torchMs[k] = append(torchMs[k], msPerUnit(r))
+				continue
+			}
+			if !slices.Contains(backends, r.Backend) {
+				backends = append(backends, r.Backend)
+			}
+			goMs[k][r.Backend] = append(goMs[k][r.Backend], msPerUnit(r))
+			if t, ok := torchHere[k]; ok {
+				paired[k][r.Backend] = append(paired[k][r.Backend], msPerUnit(r)/t)
+			}
+		}
+	}
+	var out []pooled
+	for _, k := range order {
+		p := pooled{Impl: "pooled", Config: k.config, Arch: k.arch, Mode: k.mode,
+			GoMs: map[string]float64{}, GoRuns: map[string]int{}, Ratio: map[string]float64{},
+			RatioMin: map[string]float64{}, RatioMax: map[string]float64{}}
+		if ts := torchMs[k]; len(ts) > 0 {
+			p.TorchMs, p.TorchRuns = medianOf(ts), len(ts)
+		}
+		for b, ms := range goMs[k] {
+			p.GoMs[b], p.GoRuns[b] = medianOf(ms), len(ms)
+			if p.TorchRuns > 0 {
+				p.Ratio[b] = p.GoMs[b] / p.TorchMs
+			}
+			if rs := paired[k][b]; len(rs) > 0 {
+				p.RatioMin[b], p.RatioMax[b] = slices.Min(rs), slices.Max(rs)
+			}
+		}
+		out = append(out, p)
+	}
+	return out, backends, nil
+}
+
+// medianOf is the median of xs (not empty).
+func medianOf(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// runPool prints the pooled table (or JSON lines) of the files.
+func runPool(paths []string, out *printer) error {
+	ps, backends, err := pool(paths)
+	if err != nil {
+		return err
+	}
+	if !out.json {
+		fmt.Fprintf(out.w, "pooled over %d files: Go's median per BLAS backend, PyTorch's median over all its runs; ms per run (sample: per generated token)\n"+
+			"ratio = Go / PyTorch (> 1: Go is slower), then the range of the ratios to the PyTorch run of the same file\n\n", len(paths))
+		fmt.Fprintf(out.w, "%-4s %-14s %-6s", "conf", "arch", "mode")
+		for _, b := range backends {
+			fmt.Fprintf(out.w, " %18s", "go "+b+" ms (n)")
+		}
+		fmt.Fprintf(out.w, " %16s", "torch ms (n)")
+		for _, b := range backends {
+			fmt.Fprintf(out.w, " %22s", b+" ratio (range)")
+		}
+		fmt.Fprintln(out.w)
+	}
+	for _, p := range ps {
+		if err := out.record(p); err != nil {
+			return err
+		}
+		if out.json {
+			if err := json.NewEncoder(out.w).Encode(p); err != nil {
+				return err
+			}
+			continue
+		}
+		var sb strings.Builder
+		fmt.Fprintf(&sb, "%-4s %-14s %-6s", p.Config, p.Arch, p.Mode)
+		for _, b := range backends {
+			fmt.Fprintf(&sb, " %18s", cell(p.GoMs[b], p.GoRuns[b]))
+		}
+		fmt.Fprintf(&sb, " %16s", cell(p.TorchMs, p.TorchRuns))
+		for _, b := range backends {
+			r := "-"
+			if v, ok := p.Ratio[b]; ok {
+				r = fmt.Sprintf("%.2f (%.2f..%.2f)", v, p.RatioMin[b], p.RatioMax[b])
+			}
+			fmt.Fprintf(&sb, " %22s", r)
+		}
+		if _, err := fmt.Fprintln(out.w, sb.String()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cell formats a pooled time and its number of runs, or "-" for none.
+func cell(ms float64, n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.4g (%d)", ms, n)
+}
