@@ -22,6 +22,13 @@
 // per goroutine with single-threaded matrix products, and skips the masked blocks of
 // causal attention.
 //
+// Speed: in float32 the hot elementwise functions (GELU and its derivative, ELU, the
+// exponential of softmax and cross-entropy) and LayerNorm's row sums run AVX2/FMA kernels
+// in Go assembly on amd64 processors that have both (fastmath_amd64.s, rowsums_amd64.s),
+// and portable Go loops elsewhere and on the last few elements; both are tested against
+// the exact float64 functions. PackWeights and GemmPacked serve products that apply the
+// same weights to new rows many times (the decoder's).
+//
 // Activations are 2-D: a batch of B sequences of T tokens of width D is a (B*T, D) matrix,
 // row b*T+t holding token t of sequence b.
 package ops
