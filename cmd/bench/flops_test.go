@@ -63,6 +63,11 @@ func TestShiftCycleFLOPsHandCount(t *testing.T) {
 			t.Errorf("%s: %v FLOPs per shift cycle, want %v", arch, got, want)
 		}
 	}
+	// a fill from a 1-position prompt: prefill 256 + 4*1*1*4 + 40, steps at m = 2 and 3
+	cfg.Arch = "dp"
+	if got, err := countFillFLOPs(cfg, 1); err != nil || got != 256+16+40+256+32+40+256+48+40 {
+		t.Errorf("fill from 1 position: %v FLOPs (%v), want 984", got, err)
+	}
 }
 
 // TestFLOPsP1 matches GORGONIA.md's 11.3 GFLOP per training step of P1 (dp).

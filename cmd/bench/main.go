@@ -17,6 +17,7 @@
 //	go run ./cmd/bench -configs P2 -soak 1000                   # live heap over 1000 training steps
 //	go run ./cmd/bench -configs P1 -archs dp -modes train -cpuprofile cpu.prof  # then go tool pprof
 //	go run ./cmd/bench -modes train,sample -sample-batch 16     # sampling 16 sequences in step
+//	go run ./cmd/bench -modes train,sample -sample-window none  # sampling within the context
 //	go run ./cmd/bench -pool out/bench/round-*/*.jsonl          # medians over runs (bench/compare.sh with ROUNDS)
 //
 // The machine should be idle: the timings are medians, but other load still shifts them.
@@ -67,9 +68,11 @@ type options struct {
 	out     string // file that receives the JSON records too, or ""
 	soak    int    // training steps of a soak (soak.go) instead of the timed modes, or 0
 	cpuProf string // file that receives a CPU profile of the Go measurements, or ""
-	// sequences sampled in step (model.GenerateBatch) by the sample mode
-	sampleBatch int
-	pool        []string // JSONL files to pool instead of measuring (pool.go), or nil
+	// sequences sampled in step (model.GenerateBatch) by the sample mode, and its window:
+	// shift or none (sampleWindowNone)
+	sampleBatch  int
+	sampleWindow string
+	pool         []string // JSONL files to pool instead of measuring (pool.go), or nil
 }
 
 // parseFlags parses and validates the command line.
@@ -87,6 +90,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.steps, "steps", 10, "timed runs per measurement (the median is reported)")
 	fs.IntVar(&o.warmup, "warmup", 2, "untimed runs before the timed ones")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the initial weights and the batch")
+	fs.StringVar(&o.sampleWindow, "sample-window", string(model.Shift), "what the sample mode times: shift (the steady state beyond the context: re-prefills of T/2 bytes included) or none (generation within the context, from a 1-byte prompt to T bytes)")
 	fs.IntVar(&o.sampleBatch, "sample-batch", 1, "sequences the sample mode decodes in step (model.GenerateBatch); its time is per generated token of all of them")
 	fs.StringVar(&o.dtype, "dtype", "float32", "float32 or float64")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object per measurement (and per comparison) instead of a table")
@@ -135,6 +139,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.sampleBatch < 1 || (o.sampleBatch > 1 && o.torch && slices.Contains(o.modes, modeSample)) {
 		errs = append(errs, fmt.Sprintf("-sample-batch %d, want >= 1, and 1 with -torch (PyTorch's reference samples one sequence)", o.sampleBatch))
+	}
+	if o.sampleWindow != string(model.Shift) && o.sampleWindow != sampleWindowNone {
+		errs = append(errs, fmt.Sprintf("-sample-window %q, want shift or none", o.sampleWindow))
 	}
 	if o.soak < 0 || (o.soak > 0 && o.torch) {
 		errs = append(errs, fmt.Sprintf("-soak %d, want >= 0 and without -torch", o.soak))
@@ -279,6 +286,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// sampleRunText says what one timed run of the sample mode generates.
+func sampleRunText(window string) string {
+	if window == sampleWindowNone {
+		return "Go generates T tokens per run from a 1-byte prompt, within the context (no re-prefill)"
+	}
+	return fmt.Sprintf("Go runs %d cycles of window shift per run (a prefill of T/2+1 positions, then steps to T)", sampleCycles)
+}
+
 // startCPUProfile starts writing a CPU profile to path and returns the function that
 // stops it and closes the file.
 func startCPUProfile(path string) (func(), error) {
@@ -335,13 +350,13 @@ func (p *printer) header(o options) error {
 	}
 	_, err := fmt.Fprintf(p.w, "%s %s/%s, BLAS %s, GOMAXPROCS %d, %s, median of %d timed runs after %d warm-up\n"+
 		"train: forward + backward + clip + AdamW (train.Stepper); eval: forward-only batch;\n"+
-		"sample: Go runs %d cycles of window shift per run in each of %d sequences in step (model.GenerateBatch, KV cache: a prefill of T/2+1 positions, then steps to T),\n"+
+		"sample: %s, %d sequences in step (model.GenerateBatch, KV cache),\n"+
 		"        PyTorch one token per run (a forward over the full window, no cache)\n"+
 		"ns/tok is per position computed; ns/gen is per generated token (sample);\n"+
 		"x train is the training step's ns/tok over this one's ns/tok, for sample over its ns/gen;\n"+
 		"MB/run and allocs are heap bytes and objects allocated per timed run; live heap is before -> after the timed runs\n\n"+
 		"%-5s %-4s %-14s %-6s %10s %19s %9s %8s %8s %9s %9s %15s %8s %9s %7s\n",
-		runtime.Version(), runtime.GOOS, runtime.GOARCH, ops.Backend, runtime.GOMAXPROCS(0), o.dtype, o.steps, o.warmup, sampleCycles, o.sampleBatch,
+		runtime.Version(), runtime.GOOS, runtime.GOARCH, ops.Backend, runtime.GOMAXPROCS(0), o.dtype, o.steps, o.warmup, sampleRunText(o.sampleWindow), o.sampleBatch,
 		"impl", "conf", "arch", "mode", "ms", "min..max ms", "tok/s", "GFLOP", "GFLOP/s", "MB/run", "allocs", "live heap MB", "ns/tok", "ns/gen", "x train")
 	return err
 }

@@ -25,6 +25,7 @@ func TestBadFlagsGiveClearErrors(t *testing.T) {
 		{[]string{"-modes", "train,infer"}, `-modes: "infer"`},
 		{[]string{"-steps", "0"}, "-steps 0"},
 		{[]string{"-sample-batch", "0"}, "-sample-batch 0"},
+		{[]string{"-sample-window", "slide"}, `-sample-window "slide", want shift or none`},
 		{[]string{"-torch", "-sample-batch", "4"}, "-sample-batch 4, want >= 1, and 1 with -torch"},
 		{[]string{"-warmup", "-1"}, "-warmup -1"},
 		{[]string{"-dtype", "float16"}, "float16"},
@@ -128,6 +129,16 @@ func TestSampleBatch(t *testing.T) {
 	}
 	if r.Batch != 3 || r.Generated != 3*4*8 || r.Positions != 3*4*16 || !(r.NsPerGenerated > 0) {
 		t.Errorf("batch %d, %d tokens and %d positions per run (want 3, 96 and 192), %v ns per token", r.Batch, r.Generated, r.Positions, r.NsPerGenerated)
+	}
+	stdout.Reset()
+	if err := run(context.Background(), append(args, "-sample-window", "none"), &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(stdout.Bytes()), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Generated != 3*16 || r.Positions != 3*16 || r.Window != "none" {
+		t.Errorf("-sample-window none: %d tokens and %d positions per run, window %q (want 48, 48, none: T per sequence)", r.Generated, r.Positions, r.Window)
 	}
 }
 

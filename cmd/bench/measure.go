@@ -213,7 +213,7 @@ func (j job) measure(mode string) (measurement, error) {
 		BytesPerStep: tm.bytes, AllocsPerStep: tm.allocs, HeapLiveStart: tm.heapStart, HeapLiveEnd: tm.heapEnd,
 		Loss: loss, GoVersion: runtime.Version()}
 	if mode == modeSample {
-		r.Positions, r.Generated, r.Window = gen.positions, gen.generated, string(model.Shift)
+		r.Positions, r.Generated, r.Window = gen.positions, gen.generated, j.opt.sampleWindow
 		r.GeneratedPerS = float64(gen.generated) / med
 		r.NsPerGenerated = 1e9 * med / float64(gen.generated)
 	}
@@ -270,19 +270,23 @@ func timeEval(m *model.Model, j job) (timing, float64, error) {
 type sampleRun struct {
 	generated int     // tokens generated
 	positions int     // positions computed: prefilled and stepped
-	flops     float64 // matrix-product FLOPs (countShiftCycleFLOPs)
+	flops     float64 // matrix-product FLOPs (countFillFLOPs)
 }
 
 // sampleCycles is the number of shift-window cycles of one timed run of timeSample.
 const sampleCycles = 4
 
-// timeSample times generation in the steady state of cmd/sample: model.GenerateBatch of
-// -sample-batch sequences in step, with the decoder's key/value cache and the shift
-// window, at temperature 1 over the whole vocabulary. A run starts from prompts of T/2+1
-// bytes, whose prefill is the one a shift makes, and generates sampleCycles * (T - T/2)
-// tokens per sequence (2T for even T): sampleCycles whole cycles, each a prefill of T/2+1
-// positions and T - T/2 - 1 single steps, so that the time per token includes the
-// amortised re-prefills.
+// sampleWindowNone is the -sample-window value that times generation within the context.
+const sampleWindowNone = "none"
+
+// timeSample times generation with model.GenerateBatch of -sample-batch sequences in step,
+// with the decoder's key/value cache, at temperature 1 over the whole vocabulary. With
+// -sample-window shift (the steady state of cmd/sample) a run starts from prompts of
+// T/2+1 bytes, whose prefill is the one a shift makes, and generates sampleCycles *
+// (T - T/2) tokens per sequence (2T for even T): sampleCycles whole cycles, each a prefill
+// of T/2+1 positions and T - T/2 - 1 single steps, so that the time per token includes the
+// amortised re-prefills. With -sample-window none a run generates T tokens per sequence
+// from a 1-byte prompt, within the context: one position per token, no re-prefill.
 func timeSample(m *model.Model, j job) (timing, sampleRun, error) {
 	b := j.opt.sampleBatch
 	d, err := m.NewBatchDecoder(b)
@@ -290,16 +294,20 @@ func timeSample(m *model.Model, j job) (timing, sampleRun, error) {
 		return timing{}, sampleRun{}, err
 	}
 	t := j.cfg.Context
-	cycle, err := countShiftCycleFLOPs(j.cfg)
+	prompt, cycles := t/2+1, sampleCycles
+	if j.opt.sampleWindow == sampleWindowNone {
+		prompt, cycles = 1, 1
+	}
+	fill, err := countFillFLOPs(j.cfg, prompt)
 	if err != nil {
 		return timing{}, sampleRun{}, err
 	}
-	perSeq := sampleCycles * (t - t/2)
-	run := sampleRun{generated: b * perSeq, positions: b * sampleCycles * t, flops: float64(b) * sampleCycles * cycle}
+	perSeq := cycles * (t - prompt + 1)
+	run := sampleRun{generated: b * perSeq, positions: b * cycles * t, flops: float64(b*cycles) * fill}
 	ids, _ := benchBatch(j.opt.seed, b, t, j.cfg.Vocab)
 	prompts := make([][]int, b)
 	for i := range prompts {
-		prompts[i] = ids[i*t : i*t+t/2+1]
+		prompts[i] = ids[i*t : i*t+prompt]
 	}
 	s := model.Sampling{Temperature: 1, Window: model.Shift}
 	rng := rand.New(rand.NewPCG(j.opt.seed, 0x73616d706c65)) // "sample"
