@@ -130,19 +130,9 @@ func TestELUGrad32(t *testing.T) {
 // TestELUFloat32Op: the float32 graph's ELU runs the fast kernels, within 1 ulp.
 func TestELUFloat32Op(t *testing.T) {
 	xs := eluGrid()
-	x := tensor.New(tensor.WithShape(len(xs)), tensor.WithBacking(slices.Clone(xs)))
-	g := G.NewGraph()
-	y, err := ELU(G.NodeFromAny(g, x, G.WithName("x")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := G.NewTapeMachine(g)
-	defer m.Close()
-	if err := m.RunAll(); err != nil {
-		t.Fatal(err)
-	}
-	for i, v := range y.Value().Data().([]float32) {
-		if u := ulps32(v, elu(float64(xs[i]))); u > 1 {
+	got := run1(t, tensor.New(tensor.WithShape(len(xs)), tensor.WithBacking(slices.Clone(xs))), ELU)
+	for i, v := range got {
+		if u := ulps32(float32(v), elu(float64(xs[i]))); u > 1 {
 			t.Fatalf("elu(%v) = %v, want %v", xs[i], v, elu(float64(xs[i])))
 		}
 	}

@@ -184,53 +184,41 @@ GLOBL fastc<>(SB), RODATA|NOPTR, $992
 	VMULPS      z, e, e; \
 	VDIVPS      q, e, e
 
-// EXP sets e = e^x for 8 floats, -87.3 <= x <= 0, as expNeg32s computes it: n =
-// round(x log2 e) by the shifter, a degree-5 polynomial on r = x - n ln 2, and 2^n put in
-// the exponent bits. x is kept; t, n, r are overwritten.
-#define EXP(x, e, t, n, r) \
+// EXPREDUCE is the reduction of expNeg32s for 8 floats, -87.3 <= x <= 0: n = round(x log2 e)
+// by the shifter, a degree-5 polynomial on r = x - n ln 2 giving u = e^r - 1, and t = 2^n
+// put in the exponent bits, so that e^x = t (1 + u). x is kept; n, r are overwritten.
+#define EXPREDUCE(x, u, t, n, r) \
 	VMOVUPS      SHIFTER, t; \
 	VFMADD231PS  LOG2E, x, t; \
 	VSUBPS       SHIFTER, t, n; \
 	VMOVAPS      x, r; \
 	VFNMADD231PS LN2HI, n, r; \
 	VFNMADD231PS LN2LO, n, r; \
-	VMOVUPS      XP0, e; \
-	VFMADD213PS  XP1, r, e; \
-	VFMADD213PS  XP2, r, e; \
-	VFMADD213PS  XP3, r, e; \
-	VFMADD213PS  XP4, r, e; \
-	VFMADD213PS  XP5, r, e; \
-	VMULPS       r, e, e; \
-	VFMADD213PS  r, r, e; \
-	VADDPS       ONE, e, e; \
+	VMOVUPS      XP0, u; \
+	VFMADD213PS  XP1, r, u; \
+	VFMADD213PS  XP2, r, u; \
+	VFMADD213PS  XP3, r, u; \
+	VFMADD213PS  XP4, r, u; \
+	VFMADD213PS  XP5, r, u; \
+	VMULPS       r, u, u; \
+	VFMADD213PS  r, r, u; \
 	VPSUBD       SHIFTER, t, t; \
 	VPADDD       BIAS127, t, t; \
-	VPSLLD       $23, t, t; \
-	VMULPS       t, e, e
+	VPSLLD       $23, t, t
 
-// EXPM1 sets e = e^x - 1 for 8 floats, -87.3 <= x <= 0, as expm1Neg32sGo computes it:
-// EXP's reduction to 2^n (1 + u), then 2^n u + (2^n - 1). x is kept; t, n, r are
-// overwritten.
+// EXP sets e = e^x = 2^n (1 + u) for 8 floats, -87.3 <= x <= 0, as expNeg32s computes it.
+// x is kept; t, n, r are overwritten.
+#define EXP(x, e, t, n, r) \
+	EXPREDUCE(x, e, t, n, r); \
+	VADDPS ONE, e, e; \
+	VMULPS t, e, e
+
+// EXPM1 sets e = e^x - 1 = 2^n u + (2^n - 1) for 8 floats, -87.3 <= x <= 0, as
+// expm1Neg32sGo computes it. x is kept; t, n, r are overwritten.
 #define EXPM1(x, e, t, n, r) \
-	VMOVUPS      SHIFTER, t; \
-	VFMADD231PS  LOG2E, x, t; \
-	VSUBPS       SHIFTER, t, n; \
-	VMOVAPS      x, r; \
-	VFNMADD231PS LN2HI, n, r; \
-	VFNMADD231PS LN2LO, n, r; \
-	VMOVUPS      XP0, e; \
-	VFMADD213PS  XP1, r, e; \
-	VFMADD213PS  XP2, r, e; \
-	VFMADD213PS  XP3, r, e; \
-	VFMADD213PS  XP4, r, e; \
-	VFMADD213PS  XP5, r, e; \
-	VMULPS       r, e, e; \
-	VFMADD213PS  r, r, e; \
-	VPSUBD       SHIFTER, t, t; \
-	VPADDD       BIAS127, t, t; \
-	VPSLLD       $23, t, t; \
-	VSUBPS       ONE, t, n; \
-	VFMADD213PS  n, t, e
+	EXPREDUCE(x, e, t, n, r); \
+	VSUBPS      ONE, t, n; \
+	VFMADD213PS n, t, e
 
 // OUTSIDE ORs into acc the lanes of x outside [-geluFastMax, geluFastMax] or NaN, with m
 // overwritten, and sets c = x clamped to the range.

@@ -123,9 +123,10 @@ func settledHeap() uint64 {
 	return m.HeapAlloc
 }
 
-// median is the median of ds (the mean of the middle two for an even count).
-func median(ds []time.Duration) time.Duration {
-	s := slices.Clone(ds)
+// median is the median of xs, not empty (the mean of the middle two for an even count):
+// run times, or times pooled over runs.
+func median[T time.Duration | float64](xs []T) T {
+	s := slices.Clone(xs)
 	slices.Sort(s)
 	n := len(s)
 	if n%2 == 1 {

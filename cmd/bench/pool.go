@@ -115,10 +115,10 @@ func pool(paths []string) ([]pooled, []string, error) {
 			GoMs: map[string]float64{}, GoRuns: map[string]int{}, Ratio: map[string]float64{},
 			RatioMin: map[string]float64{}, RatioMax: map[string]float64{}}
 		if ts := torchMs[k]; len(ts) > 0 {
-			p.TorchMs, p.TorchRuns = medianOf(ts), len(ts)
+			p.TorchMs, p.TorchRuns = median(ts), len(ts)
 		}
 		for b, ms := range goMs[k] {
-			p.GoMs[b], p.GoRuns[b] = medianOf(ms), len(ms)
+			p.GoMs[b], p.GoRuns[b] = median(ms), len(ms)
 			if p.TorchRuns > 0 {
 				p.Ratio[b] = p.GoMs[b] / p.TorchMs
 			}
@@ -129,17 +129,6 @@ func pool(paths []string) ([]pooled, []string, error) {
 		out = append(out, p)
 	}
 	return out, backends, nil
-}
-
-// medianOf is the median of xs (not empty).
-func medianOf(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // runPool prints the pooled table (or JSON lines) of the files.
