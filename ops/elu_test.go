@@ -104,26 +104,43 @@ func TestELU32(t *testing.T) {
 	}
 }
 
-// TestELUGrad32: both implementations give dy e^x within 1.5 float32 ulps for x <= 0
-// (0 below -87.3), dy for x > 0 and NaN for NaN.
+// TestELUGrad32: both implementations give dy e^x within 1.6e-7 relative for x <= 0 (e^x
+// within 1e-7, then the product's rounding; 0 below -87.3), dy for x > 0 and NaN for NaN,
+// on the grid, at every start and length up to 40, and in place (dx = dy).
 func TestELUGrad32(t *testing.T) {
 	xs := eluGrid()
 	dy := make([]float32, len(xs))
 	for i := range dy {
-		dy[i] = 1 - 0.75*float32(i%3)
+		dy[i] = 1 - 0.37*float32(i%3) // not powers of 2: the product with dy rounds too
 	}
-	for _, im := range eluGradImpls() {
-		dx := make([]float32, len(xs))
-		im.f(dx, xs, dy)
-		for i, v := range xs {
+	check := func(name string, dx, x, dy []float32) {
+		t.Helper()
+		for i, v := range x {
 			want := float64(dy[i]) * eluDeriv(float64(v))
 			if v < -87.3 {
 				want = 0
 			}
-			if u := ulps32(dx[i], want); u > 1.5 {
-				t.Fatalf("%s: elu'(%v) * %v = %v, want %v (%.2f ulps)", im.name, v, dy[i], dx[i], want, u)
+			got := float64(dx[i])
+			if math.IsNaN(want) != math.IsNaN(got) || math.Abs(got-want) > 1.6e-7*math.Abs(want)+0x1p-149 {
+				t.Fatalf("%s: elu'(%v) * %v = %v, want %v", name, v, dy[i], dx[i], want)
 			}
 		}
+	}
+	for _, im := range eluGradImpls() {
+		dx := make([]float32, len(xs))
+		im.f(dx, xs, dy)
+		check(im.name, dx, xs, dy)
+		at := len(xs) - 50
+		for lo := range 9 {
+			for n := range 41 {
+				dx := make([]float32, n)
+				im.f(dx, xs[at+lo:at+lo+n], dy[at+lo:at+lo+n])
+				check(fmt.Sprintf("%s, start %d, length %d", im.name, lo, n), dx, xs[at+lo:at+lo+n], dy[at+lo:at+lo+n])
+			}
+		}
+		in := slices.Clone(dy[:1000])
+		im.f(in, xs[:1000], in)
+		check(im.name+" in place", in, xs[:1000], dy[:1000])
 	}
 }
 

@@ -3,7 +3,7 @@ package ops
 import (
 	"math/bits"
 
-	"golang.org/x/sys/cpu"
+	"lipformer/internal/sgemm"
 )
 
 // The AVX2/FMA kernels of fastmath_amd64.s, on raw pointers; n is a multiple of 8. The
@@ -29,8 +29,9 @@ func geluGradAVX2(dx, x, dy *float32, n int) (outside uint64)
 // vecBlock is the most floats a GELU kernel call takes: one bit of its mask per vector.
 const vecBlock = 64 * 8
 
-// vecKernels reports whether the processor runs the AVX2/FMA kernels.
-func vecKernels() bool { return cpu.X86.HasAVX2 && cpu.X86.HasFMA }
+// vecKernels reports whether the processor runs the AVX2/FMA kernels: the same condition as
+// internal/sgemm's assembly kernel.
+func vecKernels() bool { return sgemm.Accelerated() }
 
 // expNegVec computes expNeg32s on the longest prefix of src that is a multiple of 8 floats,
 // when the processor has the kernels, and returns its length (0 without them).

@@ -54,7 +54,7 @@ func TestExpNeg32(t *testing.T) {
 				}
 				continue
 			}
-			if r := math.Abs(g-want) / want; r > 1.5e-7 {
+			if r := math.Abs(g-want) / want; r > 1e-7 {
 				t.Fatalf("%s: exp(%v) = %v, want %v (relative error %.3g)", im.name, x, g, want, r)
 			}
 		}
@@ -67,7 +67,7 @@ func TestExpNeg32(t *testing.T) {
 			im.f(v, v)
 			for i, x := range in {
 				g, want := float64(v[i]), wantSpecial(x)
-				if math.IsNaN(want) != math.IsNaN(g) || (!math.IsNaN(want) && math.Abs(g-want) > 1.5e-7*want) {
+				if math.IsNaN(want) != math.IsNaN(g) || (!math.IsNaN(want) && math.Abs(g-want) > 1e-7*want) {
 					t.Fatalf("%s: exp(%v) = %v in lane %d, want %v", im.name, x, g, i, want)
 				}
 			}
@@ -157,7 +157,7 @@ func geluGradImpls() []sliceImpl[func(dx, x, dy []float32)] {
 // where vectors with and without outside inputs alternate.
 func TestGELU32(t *testing.T) {
 	xs := geluGrid()
-	edge := xs[120000-30300 : 120000-30300+100] // -3.03 .. -3.021: ten inputs outside, then inside
+	edge := xs[120000-30005 : 120000-30005+100] // -3.0005 .. -2.9906: five inputs outside, then inside
 	for _, im := range geluImpls() {
 		got := make([]float32, len(xs))
 		im.f(got, xs)
@@ -187,7 +187,7 @@ func TestGELUGradFloat32MatchesReference(t *testing.T) {
 	xs := geluGrid()
 	dy := make([]float32, len(xs))
 	for i := range dy {
-		dy[i] = 1 - 0.5*float32(i%3)
+		dy[i] = 1 - 0.37*float32(i%3) // not powers of 2: the product with dy rounds too
 	}
 	check := func(name string, dx, x, dy []float32) {
 		t.Helper()

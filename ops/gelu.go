@@ -16,8 +16,13 @@ func GELU(x *G.Node) (*G.Node, error) { return geluFn().apply(x) }
 // geluFn is GELU as a pointwise function, for the op and for GELUInto.
 func geluFn() pointwise { return pointwise{"GELU", gelu, geluDeriv, gelu32, geluGrad32} }
 
-// gelu is x Phi(x).
-func gelu(x float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) }
+// gelu is x Phi(x): 0 at -Inf, its limit (the formula would give -Inf * 0).
+func gelu(x float64) float64 {
+	if math.IsInf(x, -1) {
+		return 0
+	}
+	return 0.5 * x * (1 + math.Erf(x/math.Sqrt2))
+}
 
 // geluDeriv is Phi(x) + x phi(x): 0 at -Inf and 1 at +Inf, where x phi(x) tends to 0.
 func geluDeriv(x float64) float64 {
@@ -33,7 +38,8 @@ func geluDeriv(x float64) float64 {
 const geluFastMax = 3
 
 // gelu32 writes y = gelu(x) in float32, within 2e-7 (1 + |x|) of the exact value: the
-// AVX2 kernel where the processor has one, then gelu32Go on the rest.
+// AVX2 kernel where the processor has one, then gelu32Go on the rest. y must not overlap
+// x: inputs outside the fast range are read again after y is written.
 func gelu32(y, x []float32) {
 	y = y[:len(x)]
 	n := geluVec(y, x)
@@ -71,7 +77,7 @@ func geluOutside(y, x []float32) {
 
 // geluGrad32 writes dx = dy * gelu'(x) in float32, with gelu'(x) within 3e-7 (1 + |x|) of
 // the exact value: the AVX2 kernel where the processor has one, then geluGrad32Go on the
-// rest.
+// rest. dx must not overlap x or dy.
 func geluGrad32(dx, x, dy []float32) {
 	dx, dy = dx[:len(x)], dy[:len(x)]
 	n := geluGradVec(dx, x, dy)
