@@ -15,18 +15,21 @@ import (
 // Sample program's row at that position. A batch decoder (NewBatchDecoder) runs several
 // independent sequences in step, each with its own cache (PrefillBatch, StepBatch): every
 // weight matrix is then read once per step for all of them, which is what makes sampling
-// many sequences cheaper per token than sampling one. Per layer and head it caches what later positions
-// attend to: the packed projection [q | k | v] of every position (tied L2: [q | v], the
-// keys being the queries x_j W^Q, the values x_j A W^V), and for L2 the keys' squared
-// norms.
+// many sequences cheaper per token than sampling one. Per layer and head it caches what
+// later positions attend to: the packed projection [q | k | v] of every position (tied L2:
+// [q | v], the keys being the queries x_j W^Q, the values x_j A W^V), and for L2 the keys'
+// squared norms.
 //
 // The decoder holds a copy of the weights the model applies, those computed from its
 // parameters (tied L2 value maps, spectral normalisations, the contractive scale)
 // evaluated once by the model's own ops: make a new decoder after the parameters change.
 // It computes in the model's dtype (float32 for use, float64 for tests) with the ops'
-// kernels (ops.Gemm, ops.Gemv for single rows, ops.LayerNormRows, ...). Positions are
-// absolute and at most the context T: when the cache is full, start again with Prefill
-// (Generate's windows do). A Decoder is not safe for concurrent use.
+// kernels: products with the weights of several rows (a prefill, or a step of a batch) by
+// ops.GemmPacked on float32 weights packed once (internal/sgemm, in both BLAS builds, where
+// the processor has its AVX2 kernel), single rows by ops.Gemv, the attention to the cache by
+// ops.Gemm and ops.Gemv, and ops.LayerNormRows, ops.SoftmaxRow, .... Positions are absolute
+// and at most the context T: when the cache is full, start again with Prefill (Generate's
+// windows do). A Decoder is not safe for concurrent use.
 type Decoder struct {
 	net decoderNet
 }
@@ -46,9 +49,10 @@ type decoderNet interface {
 // cache.
 func (m *Model) NewDecoder() (*Decoder, error) { return m.NewBatchDecoder(1) }
 
-// NewBatchDecoder makes a decoder of b sequences decoded in step, with empty caches. Its
-// scratch and caches take b times a single decoder's memory: b T (3D + 2F + T) values,
-// plus b T k D cached per layer (k = 3, or 2 for tied L2).
+// NewBatchDecoder makes a decoder of b sequences decoded in step, with empty caches. It
+// holds b T (7D + 2F) values of scratch, b T k D cached per layer (k = 3, or 2 for tied
+// L2) and b H T keys' squared norms per L2 layer, T (T + 1) of attention scratch per
+// goroutine, and its copy of the weights, in float32 a second, packed copy of each matrix.
 func (m *Model) NewBatchDecoder(b int) (*Decoder, error) {
 	if b < 1 {
 		return nil, fmt.Errorf("decoder: batch of %d sequences, want >= 1", b)
@@ -424,8 +428,8 @@ func (dc *decoder[T]) mlp(b *blockWeights[T], pk *blockPacks, in []T, n int) {
 }
 
 // mul writes c = alpha a b + beta c for a (n, k), b (k, cols) or, with transB, b^T for b
-// (cols, k), and c (n, cols), row-major with strides lda, ldb and ldc: one row (a step) by
-// ops.Gemv, which reads b once, more rows (a prefill) by ops.Gemm.
+// (cols, k), and c (n, cols), row-major with strides lda, ldb and ldc: one row by ops.Gemv,
+// which reads b once, more rows (a prefill, or a step of a batch) by ops.Gemm.
 func mul[T ops.Float](transB bool, n, cols, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	switch {
 	case n > 1:

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -338,8 +339,65 @@ func TestBatchDecoderMatchesOneSequenceDecoders(t *testing.T) {
 	}
 }
 
+// In float32, a batch decoder of distinct sequences (its products by ops.GemmPacked on the
+// packed weights, its prefill's attention over the sequences on several goroutines) gives
+// each sequence the logits of a one-sequence decoder, to float32 rounding.
+func TestBatchDecoderFloat32(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(4, runtime.GOMAXPROCS(0))))
+	for k, arch := range []string{"dp", "l2", "invertible-l2"} {
+		c := tiny(arch)
+		c.Layers, c.Width, c.Context, c.Vocab = 1, 32, 32, 11
+		m, err := perturbed(t, c, uint64(70+k)).WithDtype("float32")
+		if err != nil {
+			t.Fatal(err)
+		}
+		one, err := m.NewDecoder()
+		if err != nil {
+			t.Fatal(err)
+		}
+		const b, prompt = 3, 16
+		seqs := make([][]int, b)
+		want := make([][][]float64, b) // sequence, position, logits
+		for s := range seqs {
+			seqs[s] = randomTokens(uint64(200+s), c.Context, c.Vocab)
+			logits, err := one.Prefill(seqs[s][:prompt])
+			for i := prompt; ; i++ {
+				if err != nil {
+					t.Fatal(err)
+				}
+				want[s] = append(want[s], logits)
+				if i == c.Context {
+					break
+				}
+				logits, err = one.Step(seqs[s][i])
+			}
+		}
+		bd, err := m.NewBatchDecoder(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prompts := make([][]int, b)
+		for s, seq := range seqs {
+			prompts[s] = seq[:prompt]
+		}
+		outs, err := bd.PrefillBatch(prompts)
+		for i := prompt; ; i++ {
+			if err != nil {
+				t.Fatal(err)
+			}
+			for s, got := range outs {
+				assertLogits(t, fmt.Sprintf("%s sequence %d after position %d", arch, s, i-1), got, want[s][i-prompt], 1e-5)
+			}
+			if i == c.Context {
+				break
+			}
+			outs, err = bd.StepBatch([]int{seqs[0][i], seqs[1][i], seqs[2][i]})
+		}
+	}
+}
+
 // GenerateBatch with one prompt draws what Generate draws, beyond the context too; with
-// equal prompts and greedy decoding every sequence is Generate's.
+// distinct prompts and greedy decoding every sequence is Generate's for its prompt.
 func TestGenerateBatch(t *testing.T) {
 	m, err := New(tiny("l2"), 9)
 	if err != nil {
@@ -370,13 +428,18 @@ func TestGenerateBatch(t *testing.T) {
 		if s.Temperature != 0 {
 			continue
 		}
-		got, err = GenerateBatch(three, [][]int{prompt, prompt, prompt}, n, s, nil)
+		prompts := [][]int{prompt, {0, 6}, {3, 3}}
+		got, err = GenerateBatch(three, prompts, n, s, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i, g := range got {
-			if !slices.Equal(g, want) {
-				t.Errorf("greedy sequence %d of 3: %v, Generate %v", i, g, want)
+			alone, err := Generate(one, prompts[i], n, s, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(g, alone) {
+				t.Errorf("greedy sequence %d of 3 (prompt %v): %v, Generate %v", i, prompts[i], g, alone)
 			}
 		}
 	}
