@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"runtime"
+
 	"gonum.org/v1/gonum/blas"
 
 	"lipformer/internal/sgemm"
@@ -32,7 +34,8 @@ func PackWeights(transB bool, k, n int, b []float32, ldb int) *PackedWeights {
 func GemmPacked(m int, alpha float32, a []float32, lda int, b *PackedWeights, beta float32, c []float32, ldc int) {
 	k, n := b.p.Dims()
 	panels := (n + sgemm.ColumnAlign - 1) / sgemm.ColumnAlign
-	if m*n*k < minSplitFLOPs || panels < 2 {
+	// split's threshold, with columns (micro-panels) instead of rows to share out
+	if runtime.GOMAXPROCS(0) < 2 || m*n*k < minSplitFLOPs || panels < 2 {
 		b.p.Gemm(blas.NoTrans, m, alpha, a, lda, beta, c, ldc)
 		return
 	}

@@ -81,16 +81,10 @@ func shapeOf(cfg model.Config) (flopShape, error) {
 	return flopShape{d: d, hd: d / float64(cfg.Heads), row: 2*d*k*d + 2*d*d + 4*d*f, head: 2 * d * v, tiedL2: tiedL2}, nil
 }
 
-// countShiftCycleFLOPs counts the matrix-product FLOPs of one cycle of generation with the
-// decoder and the shift window (model.Generate): a prefill of P = T/2+1 positions, then
-// single steps at cache lengths m = P+1..T, which yield T - T/2 tokens.
-func countShiftCycleFLOPs(cfg model.Config) (float64, error) {
-	return countFillFLOPs(cfg, cfg.Context/2+1)
-}
-
 // countFillFLOPs counts the matrix-product FLOPs of generating with the decoder until the
 // context T is full: a prefill of p positions, then single steps at cache lengths m =
-// p+1..T, which yield T - p + 1 tokens. Per layer a prefill of n rows costs n rows of
+// p+1..T, which yield T - p + 1 tokens. With p = T/2+1 that is one cycle of the shift
+// window (T - T/2 tokens). Per layer a prefill of n rows costs n rows of
 // products and 4*n*n*D of attention (Q K^T and P V over the n cached keys), a step one row
 // and 4*m*D; each yields one row of the head. The tied L2 value weights are computed once
 // per decoder, not per fill.

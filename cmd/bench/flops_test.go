@@ -44,9 +44,10 @@ func TestFLOPsHandCount(t *testing.T) {
 	}
 }
 
-// TestShiftCycleFLOPsHandCount checks countShiftCycleFLOPs by hand for one layer with
-// T = 3, D = 4, H = 2, F = 8, V = 5: a prefill of P = 2 positions and a step at m = 3.
-func TestShiftCycleFLOPsHandCount(t *testing.T) {
+// TestFillFLOPsHandCount checks countFillFLOPs by hand for one layer with T = 3, D = 4,
+// H = 2, F = 8, V = 5: a shift cycle (a prefill of P = T/2+1 = 2 positions and a step at
+// m = 3), and a fill from one position.
+func TestFillFLOPsHandCount(t *testing.T) {
 	cfg := model.Config{Layers: 1, Heads: 2, Width: 4, Hidden: 8, Context: 3, Vocab: 5}
 	// dp, per row: [q|k|v] 2*4*12 = 96, W^O 2*4*4 = 32, MLP 2*2*4*8 = 128: 256; head 2*4*5
 	// = 40. Prefill: 2 rows 512, attention 4*2*2*4 = 64, head 40; step: 256 + 4*3*4 + 40.
@@ -55,7 +56,7 @@ func TestShiftCycleFLOPsHandCount(t *testing.T) {
 	l2 := dp - 3*32
 	for arch, want := range map[string]float64{"dp": dp, "l2-untied": dp, "l2": l2, "invertible-l2": l2} {
 		cfg.Arch = arch
-		got, err := countShiftCycleFLOPs(cfg)
+		got, err := countFillFLOPs(cfg, cfg.Context/2+1)
 		if err != nil {
 			t.Fatal(err)
 		}

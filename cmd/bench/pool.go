@@ -34,6 +34,12 @@ type pooled struct {
 // poolKey identifies what is pooled.
 type poolKey struct{ config, arch, mode string }
 
+// settings are what must agree among the records pooled under one key: the dtype, the
+// sequences per run and context, Go's sample window, and the threads.
+func settings(r measurement) string {
+	return fmt.Sprintf("%s, batch %d, context %d, window %q, %d threads", r.Dtype, r.Batch, r.Context, r.Window, r.Threads)
+}
+
 // readRecords reads the measurements of one JSONL file, skipping comparisons and checks.
 func readRecords(path string) ([]measurement, error) {
 	f, err := os.Open(path)
@@ -78,6 +84,7 @@ func pool(paths []string) ([]pooled, []string, error) {
 	goMs := map[poolKey]map[string][]float64{}
 	torchMs := map[poolKey][]float64{}
 	paired := map[poolKey]map[string][]float64{}
+	seen := map[poolKey]map[string]string{} // by key and impl: the settings and the file that set them
 	var backends []string
 	for _, path := range paths {
 		recs, err := readRecords(path)
@@ -92,9 +99,15 @@ func pool(paths []string) ([]pooled, []string, error) {
 		}
 		for _, r := range recs {
 			k := poolKey{r.Config, r.Arch, r.Mode}
-			if _, seen := goMs[k]; !seen {
+			if _, ok := goMs[k]; !ok {
 				order = append(order, k)
-				goMs[k], paired[k] = map[string][]float64{}, map[string][]float64{}
+				goMs[k], paired[k], seen[k] = map[string][]float64{}, map[string][]float64{}, map[string]string{}
+			}
+			if prev, ok := seen[k][r.Impl]; !ok {
+				seen[k][r.Impl] = settings(r) + "\x00" + path
+			} else if set, file, _ := strings.Cut(prev, "\x00"); set != settings(r) {
+				return nil, nil, fmt.Errorf("pool: %s %s %s of %s: %s in %s, %s in %s: pool runs of the same settings",
+					k.config, k.arch, k.mode, r.Impl, set, file, settings(r), path)
 			}
 			if r.Impl == "torch" {
 				torchMs[k] = append(torchMs[k], msPerUnit(r))
@@ -169,7 +182,10 @@ func runPool(paths []string, out *printer) error {
 		for _, b := range backends {
 			r := "-"
 			if v, ok := p.Ratio[b]; ok {
-				r = fmt.Sprintf("%.2f (%.2f..%.2f)", v, p.RatioMin[b], p.RatioMax[b])
+				r = fmt.Sprintf("%.2f", v)
+				if _, ok := p.RatioMin[b]; ok {
+					r += fmt.Sprintf(" (%.2f..%.2f)", p.RatioMin[b], p.RatioMax[b])
+				}
 			}
 			fmt.Fprintf(&sb, " %22s", r)
 		}

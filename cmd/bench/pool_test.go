@@ -72,6 +72,8 @@ func TestPool(t *testing.T) {
 		{[]string{"-pool", filepath.Join(t.TempDir(), "none.jsonl")}, "none.jsonl"},
 		{[]string{"-pool", writeRecords(t, "bad.jsonl", 3)}, "bad.jsonl:1"},
 		{[]string{"-pool", writeRecords(t, "empty.jsonl", cmp)}, "no go or torch records"},
+		{[]string{"-pool", files[0], writeRecords(t, "b16.jsonl", func() measurement { r := rec("go", "gonum", "train", 1, 0); r.Batch = 16; return r }())},
+			"pool runs of the same settings"},
 	} {
 		if err := run(context.Background(), c.args, &stdout, &stderr); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: %v, want an error containing %q", c.args, err, c.want)
