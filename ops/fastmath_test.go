@@ -185,10 +185,7 @@ func TestGELU32(t *testing.T) {
 // start and length up to 80 around the fast range's edge.
 func TestGELUGradFloat32MatchesReference(t *testing.T) {
 	xs := geluGrid()
-	dy := make([]float32, len(xs))
-	for i := range dy {
-		dy[i] = 1 - 0.37*float32(i%3) // not powers of 2: the product with dy rounds too
-	}
+	dy := gradDy(len(xs))
 	check := func(name string, dx, x, dy []float32) {
 		t.Helper()
 		for i, v := range x {
@@ -210,4 +207,14 @@ func TestGELUGradFloat32MatchesReference(t *testing.T) {
 			}
 		}
 	}
+}
+
+// gradDy is n upstream gradients for the derivative tests: 1, 0.63, 0.26 in turn, not
+// powers of 2, so that the product with dy rounds too.
+func gradDy(n int) []float32 {
+	dy := make([]float32, n)
+	for i := range dy {
+		dy[i] = 1 - 0.37*float32(i%3)
+	}
+	return dy
 }
