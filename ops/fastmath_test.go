@@ -218,3 +218,35 @@ func gradDy(n int) []float32 {
 	}
 	return dy
 }
+
+// BenchmarkFastMath compares the dispatching kernels (AVX2 where the processor has it) with
+// the portable loops on 2^20 inputs inside GELU's fast range:
+//
+//	go test -run '^$' -bench FastMath -benchtime 20x ./ops
+func BenchmarkFastMath(b *testing.B) {
+	n := 1 << 20
+	x, y, dy := make([]float32, n), make([]float32, n), gradDy(n)
+	for i := range x {
+		x[i] = float32(i%5800)/1000 - 2.9
+	}
+	for _, c := range []struct {
+		name string
+		f    func()
+	}{
+		{"gelu/dispatch", func() { gelu32(y, x) }},
+		{"gelu/portable", func() { gelu32Go(y, x) }},
+		{"gelu-grad/dispatch", func() { geluGrad32(y, x, dy) }},
+		{"gelu-grad/portable", func() { geluGrad32Go(y, x, dy) }},
+		{"exp/dispatch", func() { expNeg32s(y, x) }},
+		{"exp/portable", func() { expNeg32sGo(y, x) }},
+		{"elu/dispatch", func() { elu32(y, x) }},
+		{"elu/portable", func() { elu32Go(y, x) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(4 * n))
+			for b.Loop() {
+				c.f()
+			}
+		})
+	}
+}
