@@ -43,3 +43,9 @@ func GemmPacked(m int, alpha float32, a []float32, lda int, b *PackedWeights, be
 		b.p.GemmColumns(blas.NoTrans, m, alpha, a, lda, beta, c, ldc, q0*sgemm.ColumnAlign, min(n, q1*sgemm.ColumnAlign))
 	})
 }
+
+// GemmPackedSerial is GemmPacked on the calling goroutine alone, for callers that already
+// run one goroutine per core.
+func GemmPackedSerial(m int, alpha float32, a []float32, lda int, b *PackedWeights, beta float32, c []float32, ldc int) {
+	b.p.Gemm(blas.NoTrans, m, alpha, a, lda, beta, c, ldc)
+}

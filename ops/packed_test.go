@@ -3,11 +3,14 @@ package ops
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
 // TestGemmPacked: products with packed weights, split by columns or not, equal Gemm's to
-// float32 rounding, for weights stored as they are applied and transposed.
+// float32 rounding, for weights stored as they are applied and transposed;
+// GemmPackedSerial's equal GemmPacked's exactly, and GemmSerial's Gemm's to rounding (OpenBLAS
+// rounds a band of rows differently from the whole).
 func TestGemmPacked(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, transB := range []bool{false, true} {
@@ -33,11 +36,21 @@ func TestGemmPacked(t *testing.T) {
 				want[i] = float32(i % 3)
 				got[i] = want[i]
 			}
+			wantSerial, gotSerial := slices.Clone(want), slices.Clone(got)
 			Gemm(false, transB, m, n, k, 0.5, a, k, b, ldb, 2, want, n)
 			GemmPacked(m, 0.5, a, k, pw, 2, got, n)
+			GemmSerial(false, transB, m, n, k, 0.5, a, k, b, ldb, 2, wantSerial, n)
+			GemmPackedSerial(m, 0.5, a, k, pw, 2, gotSerial, n)
 			for i := range want {
-				if d := math.Abs(float64(got[i] - want[i])); d > 1e-5*(1+math.Abs(float64(want[i]))) {
+				tol := 1e-5 * (1 + math.Abs(float64(want[i])))
+				if d := math.Abs(float64(got[i] - want[i])); d > tol {
 					t.Fatalf("transB %v, (%d, %d, %d): element %d is %v packed, %v by Gemm", transB, m, n, k, i, got[i], want[i])
+				}
+				if d := math.Abs(float64(wantSerial[i] - want[i])); d > tol {
+					t.Fatalf("transB %v, (%d, %d, %d): element %d is %v by GemmSerial, %v by Gemm", transB, m, n, k, i, wantSerial[i], want[i])
+				}
+				if gotSerial[i] != got[i] {
+					t.Fatalf("transB %v, (%d, %d, %d): element %d is %v by GemmPackedSerial, %v by GemmPacked", transB, m, n, k, i, gotSerial[i], got[i])
 				}
 			}
 		}

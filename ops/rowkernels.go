@@ -11,6 +11,12 @@ func Gemm[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b 
 	gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
+// GemmSerial is Gemm on the calling goroutine alone, for callers that already run one
+// goroutine per core.
+func GemmSerial[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	gemmSerial(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
 // LayerNormRows writes the LayerNorm of every row of x (width len(gamma)) into y, as the
 // LayerNorm op. y may be x.
 func LayerNormRows[T Float](y, x, gamma, beta []T, eps float64) {
