@@ -1,8 +1,8 @@
 #include "textflag.h"
 
-// AVX2/FMA kernels of the row sums of layernorm.go's rowStats: float32 values widened
-// to float64 four at a time (VCVTPS2PD) and summed in two float64 vectors, so that the
-// sums keep float64 accuracy.
+// AVX2/FMA kernels of row reductions: the row sums of layernorm.go's rowStats and of
+// softmaxRow, float32 values widened to float64 four at a time (VCVTPS2PD) and summed in
+// two float64 vectors, so that the sums keep float64 accuracy; and softmaxRow's maximum.
 
 // func sum32AVX2(x *float32, n int) float64
 TEXT ·sum32AVX2(SB), NOSPLIT, $0-24
@@ -59,4 +59,40 @@ sqdone:
 	VHADDPD      X0, X0, X0
 	VZEROUPPER
 	MOVSD        X0, ret+24(FP)
+	RET
+
+// func max32AVX2(x *float32, n int) float32
+// The largest of the n floats at x (n a multiple of 8, at least 8), in two vectors of
+// running maxima. With a NaN among them, the result is unspecified (VMAXPS returns its
+// second operand when either is NaN).
+TEXT ·max32AVX2(SB), NOSPLIT, $0-20
+	MOVQ    x+0(FP), SI
+	MOVQ    n+8(FP), CX
+	VMOVUPS (SI), Y0
+	VMOVAPS Y0, Y1
+	ADDQ    $32, SI
+	SHRQ    $3, CX
+	DECQ    CX
+	JZ      maxdone
+
+maxloop:
+	VMAXPS (SI), Y0, Y0
+	ADDQ   $32, SI
+	DECQ   CX
+	JZ     maxdone
+	VMAXPS (SI), Y1, Y1
+	ADDQ   $32, SI
+	DECQ   CX
+	JNZ    maxloop
+
+maxdone:
+	VMAXPS       Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VMAXPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VMAXPS       X1, X0, X0
+	VZEROUPPER
+	MOVSS        X0, ret+16(FP)
 	RET

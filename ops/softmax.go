@@ -131,28 +131,35 @@ func softmaxRows[T Float](y, x []T, n int, causal bool) {
 
 // softmaxRow writes the softmax of x[:keep] into y[:keep] and zeros into y[keep:]. The
 // exponentials and their sum are computed in float64, or for float32 rows with expNeg32
-// and in float32.
+// and the vector kernels' maximum and float64 sum where the processor has them.
 func softmaxRow[T Float](y, x []T, keep int) {
-	m := x[0]
-	for _, v := range x[1:keep] {
-		if v > m {
-			m = v
-		}
-	}
 	var sum float64
 	if y32, ok := any(y).([]float32); ok {
-		x32, m32 := any(x).([]float32)[:keep], float32(m)
-		y32 = y32[:keep]
+		x32, y32 := any(x).([]float32)[:keep], y32[:keep]
+		m, done := maxVec(x32)
+		if done == 0 {
+			m = x32[0]
+		}
+		for _, v := range x32[done:] {
+			if v > m {
+				m = v
+			}
+		}
 		for j, v := range x32 {
-			y32[j] = v - m32
+			y32[j] = v - m
 		}
 		expNeg32s(y32, y32)
-		var s float32 // every term is in (0, 1]: a float32 sum loses at most keep ulps
-		for _, e := range y32 {
-			s += e
+		sum, done = sumVec(y32)
+		for _, e := range y32[done:] {
+			sum += float64(e)
 		}
-		sum = float64(s)
 	} else {
+		m := x[0]
+		for _, v := range x[1:keep] {
+			if v > m {
+				m = v
+			}
+		}
 		for j, v := range x[:keep] {
 			e := math.Exp(float64(v - m))
 			y[j] = T(e)
