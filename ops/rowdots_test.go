@@ -96,3 +96,32 @@ func TestWeightedRowSum(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkRowDots: the row kernels against this build's Gemv on the same products, one
+// query against m = 128 cached rows of width 64 (one head's keys or values of a decoder
+// step), in L1:
+//
+//	go test -run '^$' -bench RowDots ./ops                  # against gonum's Gemv
+//	go test -tags openblas -run '^$' -bench RowDots ./ops   # against OpenBLAS's
+func BenchmarkRowDots(b *testing.B) {
+	const m, d = 128, 64
+	_, k := randomRows(rand.New(rand.NewPCG(1, 1)), m*d)
+	_, q := randomRows(rand.New(rand.NewPCG(2, 2)), d)
+	s, out := make([]float32, m), make([]float32, d)
+	for _, c := range []struct {
+		name string
+		f    func()
+	}{
+		{"dot/DotRows", func() { DotRows(s, k, q, 0.5) }},
+		{"dot/Gemv", func() { Gemv(false, m, d, 0.5, k, d, q, 0, s) }},
+		{"sum/WeightedRowSum", func() { WeightedRowSum(out, s, k) }},
+		{"sum/Gemv", func() { Gemv(true, m, d, 1, k, d, s, 0, out) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(m * d * 4)
+			for b.Loop() {
+				c.f()
+			}
+		})
+	}
+}
