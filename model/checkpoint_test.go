@@ -104,11 +104,11 @@ func TestPickTopK(t *testing.T) {
 	logits := []float64{0, 5, 1, 4}
 	r := rand.New(rand.NewPCG(3, 3))
 	for range 200 {
-		if id := pick(logits, 1, 2, r); id != 1 && id != 3 {
+		if id := pick(logits, 1, 2, r.Float64()); id != 1 && id != 3 {
 			t.Fatalf("top-2 drew token %d", id)
 		}
 	}
-	if pick(logits, 0, 0, r) != 1 {
+	if pick(logits, 0, 0, 0) != 1 {
 		t.Fatal("greedy did not pick the largest logit")
 	}
 }

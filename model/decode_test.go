@@ -228,7 +228,7 @@ func windowGenerate(t *testing.T, p *Program, prompt []int, n int, s Sampling, r
 	seq, start := slices.Clone(prompt), 0
 	for range n {
 		window := seq[start:]
-		seq = append(seq, pick(programLogits(t, p, window)[len(window)-1], s.Temperature, s.TopK, rng))
+		seq = append(seq, pick(programLogits(t, p, window)[len(window)-1], s.Temperature, s.TopK, draw(rng, s.Temperature)))
 		switch {
 		case s.Window == Slide:
 			start = max(0, len(seq)-ctx)

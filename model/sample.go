@@ -2,9 +2,10 @@ package model
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"slices"
+
+	"lipformer/ops"
 )
 
 // Window is how Generate continues beyond the context T, where the absolute positions of
@@ -56,8 +57,9 @@ func Generate(d *Decoder, prompt []int, n int, s Sampling, rng *rand.Rand) ([]in
 // GenerateBatch continues each of prompts (one per sequence of the decoder's batch, all of
 // the same length, 1..T ids) by n tokens as Generate does, the sequences in step: each
 // position is one batched step (or prefill) of the decoder for all of them. At each
-// position the tokens are drawn sequence by sequence from rng, so a batch of one draws
-// what Generate draws.
+// position one uniform per sequence is drawn from rng in sequence order (none when
+// greedy), so a batch of one draws what Generate draws, and the tokens are then picked in
+// parallel.
 func GenerateBatch(d *Decoder, prompts [][]int, n int, s Sampling, rng *rand.Rand) ([][]int, error) {
 	t := d.Context()
 	if len(prompts) != d.Batch() {
@@ -96,9 +98,18 @@ func GenerateBatch(d *Decoder, prompts [][]int, n int, s Sampling, rng *rand.Ran
 	for i, pr := range prompts {
 		seqs[i] = append(make([]int, 0, p+n), pr...)
 	}
+	next, u := make([]int, len(seqs)), make([]float64, len(seqs))
 	for {
-		for i := range seqs {
-			seqs[i] = append(seqs[i], pick(logits[i], s.Temperature, s.TopK, rng))
+		for i := range u {
+			u[i] = draw(rng, s.Temperature)
+		}
+		ops.ParallelFor(len(seqs), pickCost*len(logits[0]), func(_, lo, hi int) {
+			for i := lo; i < hi; i++ {
+				next[i] = pick(logits[i], s.Temperature, s.TopK, u[i])
+			}
+		})
+		for i, id := range next {
+			seqs[i] = append(seqs[i], id)
 		}
 		if len(seqs[0]) == p+n {
 			for i, seq := range seqs {
@@ -134,10 +145,24 @@ func advance(d *Decoder, seqs [][]int, w Window) ([][]float64, error) {
 	return d.PrefillBatch(windows)
 }
 
-// pick draws a token from logits with temperature and top-k: the most likely (the lowest
-// id among equals) at temperature 0; else from the softmax of logits / temperature over
-// all ids in order, or over the top-k in order of decreasing logit.
-func pick(logits []float64, temperature float64, topK int, rng *rand.Rand) int {
+// pickCost is pick's cost per logit in elements of ops.ParallelFor: with its conversions
+// and sums, about 4 elements of a simple kernel.
+const pickCost = 4
+
+// draw is the uniform in [0, 1) that pick takes: one draw from rng, or 0 without one at
+// temperature 0, where pick does not use it.
+func draw(rng *rand.Rand, temperature float64) float64 {
+	if temperature == 0 {
+		return 0
+	}
+	return rng.Float64()
+}
+
+// pick chooses a token from logits with temperature and top-k: the most likely (the lowest
+// id among equals) at temperature 0; else the one the uniform u in [0, 1) falls on in the
+// softmax of logits / temperature over all ids in order, or over the top-k in order of
+// decreasing logit.
+func pick(logits []float64, temperature float64, topK int, u float64) int {
 	best := 0
 	for i, z := range logits {
 		if z > logits[best] {
@@ -174,15 +199,18 @@ func pick(logits []float64, temperature float64, topK int, rng *rand.Rand) int {
 		}
 		return order[i]
 	}
-	w := make([]float64, n)
-	var sum float64
+	w := make([]float32, n) // the probabilities, by the float32 softmax kernel of the ops
 	for i := range w {
-		w[i] = math.Exp((logits[id(i)] - logits[best]) / temperature)
-		sum += w[i]
+		w[i] = float32((logits[id(i)] - logits[best]) / temperature)
 	}
-	u := rng.Float64() * sum
-	for i := range w {
-		if u -= w[i]; u < 0 {
+	ops.SoftmaxRow(w, w, n)
+	var sum float64
+	for _, p := range w {
+		sum += float64(p)
+	}
+	u *= sum
+	for i, p := range w {
+		if u -= float64(p); u < 0 {
 			return id(i)
 		}
 	}

@@ -28,7 +28,7 @@ func TestPickFrequencies(t *testing.T) {
 		const draws = 200000
 		count := make([]float64, len(logits))
 		for range draws {
-			count[pick(logits, c.temp, c.topK, rng)]++
+			count[pick(logits, c.temp, c.topK, rng.Float64())]++
 		}
 		for id := range p {
 			p[id] /= z
