@@ -15,9 +15,12 @@ import (
 // position, and both return the logits of the next byte, the same (up to rounding) as the
 // Sample program's row at that position. A batch decoder (NewBatchDecoder) runs several
 // independent sequences in step, each with its own cache (PrefillBatch, StepBatch): every
-// weight matrix is then read once per step for all of them, which is what makes sampling
-// many sequences cheaper per token than sampling one. Per layer and head it caches what
-// later positions attend to: the key and value of every position (tied L2: the key is the
+// weight matrix is then read once per step and core for all of them, which is what makes
+// sampling many sequences cheaper per token than sampling one. The sequences are shared out
+// between the cores, each core running its share through the whole network. A step also
+// reads each sequence's whole cache once, which bounds its speed by the memory's bandwidth
+// once the caches outgrow the processor's. Per layer and head it caches what later
+// positions attend to: the key and value of every position (tied L2: the key is the
 // query x_j W^Q, the value x_j A W^V), and for L2 the keys' squared norms.
 //
 // The decoder holds a copy of the weights the model applies, those computed from its
@@ -26,8 +29,9 @@ import (
 // It computes in the model's dtype (float32 for use, float64 for tests) with the ops'
 // kernels: products with the weights of several rows (a prefill, or a step of a batch) by
 // ops.GemmPacked on float32 weights packed once (internal/sgemm, in both BLAS builds, where
-// the processor has its AVX2 kernel), single rows by ops.Gemv, the attention to the cache by
-// ops.Gemm and ops.Gemv, and ops.LayerNormRows, ops.SoftmaxRow, .... Positions are absolute
+// the processor has its AVX2 kernel), single rows by ops.Gemv, the attention of a step to
+// the cache by ops.DotRows and ops.WeightedRowSum, of a prefill by ops.Gemm, and
+// ops.LayerNormRows, ops.SoftmaxRow, .... Positions are absolute
 // and at most the context T: when the cache is full, start again with Prefill (Generate's
 // windows do). A Decoder is not safe for concurrent use.
 type Decoder struct {
