@@ -29,6 +29,14 @@ type pooled struct {
 	// (the same bench run), by backend.
 	RatioMin map[string]float64 `json:"ratio_min"`
 	RatioMax map[string]float64 `json:"ratio_max"`
+	// VsTrain is, for Go's eval and sample, the pooled speedup over the training step of the
+	// same configuration and architecture, by backend: the median over runs of the training
+	// step's ns per position divided by the median of this mode's ns per position (eval) or
+	// per generated token (sample). VsTrainMin and VsTrainMax bound the speedups within
+	// runs (the records' speedup_vs_train).
+	VsTrain    map[string]float64 `json:"vs_train,omitempty"`
+	VsTrainMin map[string]float64 `json:"vs_train_min,omitempty"`
+	VsTrainMax map[string]float64 `json:"vs_train_max,omitempty"`
 }
 
 // poolKey identifies what is pooled.
@@ -68,6 +76,15 @@ func readRecords(path string) ([]measurement, error) {
 	return out, nil
 }
 
+// nsPerUnit is a Go record's median ns per position (train, eval) or per generated token
+// (sample): what its speedup over the training step compares.
+func nsPerUnit(r measurement) float64 {
+	if r.Mode == modeSample {
+		return r.nsPerGenerated()
+	}
+	return r.NsPerToken
+}
+
 // msPerUnit is a record's time per run, or for Go's sample per generated token (PyTorch's
 // sample run generates one token).
 func msPerUnit(r measurement) float64 {
@@ -84,7 +101,9 @@ func pool(paths []string) ([]pooled, []string, error) {
 	goMs := map[poolKey]map[string][]float64{}
 	torchMs := map[poolKey][]float64{}
 	paired := map[poolKey]map[string][]float64{}
-	seen := map[poolKey]map[string]string{} // by key and impl: the settings and the file that set them
+	perUnit := map[poolKey]map[string][]float64{}  // Go's ns per position or generated token
+	speedups := map[poolKey]map[string][]float64{} // Go's eval and sample speedups over train
+	seen := map[poolKey]map[string]string{}        // by key and impl: the settings and the file that set them
 	var backends []string
 	for _, path := range paths {
 		recs, err := readRecords(path)
@@ -102,6 +121,7 @@ func pool(paths []string) ([]pooled, []string, error) {
 			if _, ok := goMs[k]; !ok {
 				order = append(order, k)
 				goMs[k], paired[k], seen[k] = map[string][]float64{}, map[string][]float64{}, map[string]string{}
+				perUnit[k], speedups[k] = map[string][]float64{}, map[string][]float64{}
 			}
 			if prev, ok := seen[k][r.Impl]; !ok {
 				seen[k][r.Impl] = settings(r) + "\x00" + path
@@ -117,6 +137,12 @@ func pool(paths []string) ([]pooled, []string, error) {
 				backends = append(backends, r.Backend)
 			}
 			goMs[k][r.Backend] = append(goMs[k][r.Backend], msPerUnit(r))
+			if ns := nsPerUnit(r); ns > 0 {
+				perUnit[k][r.Backend] = append(perUnit[k][r.Backend], ns)
+			}
+			if r.SpeedupVsTrain > 0 {
+				speedups[k][r.Backend] = append(speedups[k][r.Backend], r.SpeedupVsTrain)
+			}
 			if t, ok := torchHere[k]; ok {
 				paired[k][r.Backend] = append(paired[k][r.Backend], msPerUnit(r)/t)
 			}
@@ -138,6 +164,16 @@ func pool(paths []string) ([]pooled, []string, error) {
 			if rs := paired[k][b]; len(rs) > 0 {
 				p.RatioMin[b], p.RatioMax[b] = slices.Min(rs), slices.Max(rs)
 			}
+			train := perUnit[poolKey{k.config, k.arch, modeTrain}][b]
+			if here := perUnit[k][b]; k.mode != modeTrain && len(train) > 0 && len(here) > 0 {
+				if p.VsTrain == nil {
+					p.VsTrain, p.VsTrainMin, p.VsTrainMax = map[string]float64{}, map[string]float64{}, map[string]float64{}
+				}
+				p.VsTrain[b] = median(train) / median(here)
+				if sp := speedups[k][b]; len(sp) > 0 {
+					p.VsTrainMin[b], p.VsTrainMax[b] = slices.Min(sp), slices.Max(sp)
+				}
+			}
 		}
 		out = append(out, p)
 	}
@@ -152,7 +188,8 @@ func runPool(paths []string, out *printer) error {
 	}
 	if !out.json {
 		fmt.Fprintf(out.w, "pooled over %d files: Go's median per BLAS backend, PyTorch's median over all its runs; ms per run (sample: per generated token)\n"+
-			"ratio = Go / PyTorch (> 1: Go is slower), then the range of the ratios to the PyTorch run of the same file\n\n", len(paths))
+			"ratio = Go / PyTorch (> 1: Go is slower), then the range of the ratios to the PyTorch run of the same file;\n"+
+			"x train = Go's training step's median ns per position over eval's (per position) or sample's (per generated token), then the range within files\n\n", len(paths))
 		fmt.Fprintf(out.w, "%-4s %-14s %-6s", "conf", "arch", "mode")
 		for _, b := range backends {
 			fmt.Fprintf(out.w, " %18s", "go "+b+" ms (n)")
@@ -160,6 +197,9 @@ func runPool(paths []string, out *printer) error {
 		fmt.Fprintf(out.w, " %16s", "torch ms (n)")
 		for _, b := range backends {
 			fmt.Fprintf(out.w, " %22s", b+" ratio (range)")
+		}
+		for _, b := range backends {
+			fmt.Fprintf(out.w, " %24s", b+" x train (range)")
 		}
 		fmt.Fprintln(out.w)
 	}
@@ -188,6 +228,16 @@ func runPool(paths []string, out *printer) error {
 				}
 			}
 			fmt.Fprintf(&sb, " %22s", r)
+		}
+		for _, b := range backends {
+			r := "-"
+			if v, ok := p.VsTrain[b]; ok {
+				r = fmt.Sprintf("%.2f", v)
+				if _, ok := p.VsTrainMin[b]; ok {
+					r += fmt.Sprintf(" (%.2f..%.2f)", p.VsTrainMin[b], p.VsTrainMax[b])
+				}
+			}
+			fmt.Fprintf(&sb, " %24s", r)
 		}
 		if _, err := fmt.Fprintln(out.w, sb.String()); err != nil {
 			return err

@@ -28,10 +28,18 @@ func writeRecords(t *testing.T, name string, recs ...any) string {
 }
 
 // TestPool: Go's times are pooled per backend, PyTorch's over every file, sample per
-// generated token; the range is of the ratios within each file.
+// generated token; the range is of the ratios within each file; sample's speedup over the
+// training step is the ratio of the pooled ns per position and per generated token.
 func TestPool(t *testing.T) {
 	rec := func(impl, backend, mode string, ms, nsGen float64) measurement {
-		return measurement{Impl: impl, Config: "P1", Arch: "dp", Mode: mode, Backend: backend, MsMedian: ms, NsPerGenerated: nsGen}
+		r := measurement{Impl: impl, Config: "P1", Arch: "dp", Mode: mode, Backend: backend, MsMedian: ms, NsPerGenerated: nsGen}
+		if impl == "go" && mode == "train" {
+			r.NsPerToken = ms * 1e3 // 1000 positions per run
+		}
+		if impl == "go" && mode == "sample" {
+			r.SpeedupVsTrain = 7 + ms/nsGen // a value of the record's own, within its run
+		}
+		return r
 	}
 	cmp := comparison{Impl: "compare", Config: "P1", Arch: "dp", Mode: "train", Ratio: 9}
 	files := []string{
@@ -57,11 +65,18 @@ func TestPool(t *testing.T) {
 	if sa.Mode != "sample" || !near(sa.GoMs["gonum"], 3) || !near(sa.TorchMs, 6) || !near(sa.RatioMin["gonum"], 0.25) || !near(sa.RatioMax["gonum"], 1) {
 		t.Errorf("sample: %+v, want Go 3 ms per generated token, PyTorch 6, paired ratios 0.25..1", sa)
 	}
+	// gonum's train: 110 us per position (median of 100 and 120 ms per 1000); its sample: 3 ms
+	if !near(sa.VsTrain["gonum"], 110e3/3e6) || !near(sa.VsTrainMin["gonum"], 7+40/4e6) || !near(sa.VsTrainMax["gonum"], 7+40/2e6) || tr.VsTrain != nil {
+		t.Errorf("sample's speedup over train %v (%v..%v), train's %v: want %v (%v..%v) and none", sa.VsTrain, sa.VsTrainMin, sa.VsTrainMax, tr.VsTrain, 110e3/3e6, 7+40/4e6, 7+40/2e6)
+	}
+	if _, ok := sa.VsTrain["openblas"]; ok {
+		t.Errorf("sample's speedup for openblas %v: want none (no sample run)", sa.VsTrain)
+	}
 	var stdout, stderr bytes.Buffer
 	if err := run(context.Background(), append([]string{"-pool"}, files...), &stdout, &stderr); err != nil {
 		t.Fatal(err)
 	}
-	if out := stdout.String(); !strings.Contains(out, "pooled over 3 files") || !strings.Contains(out, "1.83 (2.00..2.00)") {
+	if out := stdout.String(); !strings.Contains(out, "pooled over 3 files") || !strings.Contains(out, "1.83 (2.00..2.00)") || !strings.Contains(out, "0.04 (7.00..7.00)") {
 		t.Errorf("table:\n%s", out)
 	}
 	for _, c := range []struct {
