@@ -15,6 +15,9 @@ import (
 func expNegAVX2(dst, src *float32, n int)
 
 //go:noescape
+func expShiftSumAVX2(dst, src *float32, n int, shift float32) float64
+
+//go:noescape
 func eluAVX2(y, x *float32, n int)
 
 //go:noescape
@@ -43,6 +46,18 @@ func expNegVec(dst, src []float32) int {
 	_ = dst[n-1]
 	expNegAVX2(&dst[0], &src[0], n)
 	return n
+}
+
+// expShiftSumVec sets dst = expNeg32(src - shift) on the longest prefix of src that is a
+// multiple of 8 floats, when the processor has the kernels, and returns the float64 sum of
+// those and the prefix's length (0, 0 without them).
+func expShiftSumVec(dst, src []float32, shift float32) (float64, int) {
+	n := len(src) &^ 7
+	if n == 0 || !vecKernels() {
+		return 0, 0
+	}
+	_ = dst[n-1]
+	return expShiftSumAVX2(&dst[0], &src[0], n, shift), n
 }
 
 // eluVec computes elu32 on the longest prefix of x that is a multiple of 8 floats, when

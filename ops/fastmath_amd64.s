@@ -258,6 +258,50 @@ exploop:
 expdone:
 	RET
 
+// func expShiftSumAVX2(dst, src *float32, n int, shift float32) float64
+// dst = e^(src - shift) as expNegAVX2 computes it, and the float64 sum of dst (softmax's
+// exponentials and their sum in one pass).
+TEXT ·expShiftSumAVX2(SB), NOSPLIT, $0-40
+	MOVQ         dst+0(FP), DI
+	MOVQ         src+8(FP), SI
+	MOVQ         n+16(FP), CX
+	VBROADCASTSS shift+24(FP), Y14
+	VXORPS       Y15, Y15, Y15
+	VXORPD       Y12, Y12, Y12
+	VXORPD       Y13, Y13, Y13
+	SHRQ         $3, CX
+	JZ           essdone
+
+essloop:
+	VMOVUPS      (SI), Y0
+	VSUBPS       Y14, Y0, Y0
+	VCMPPS       $0x03, Y0, Y0, Y1     // NaN lanes
+	VCMPPS       $0x01, EXPMIN, Y0, Y2 // x < -87.3
+	VMINPS       Y15, Y0, Y3           // min(x, 0), 0 for NaN
+	VMAXPS       EXPMIN, Y3, Y3
+	EXP(Y3, Y4, Y5, Y6, Y7)
+	VANDNPS      Y4, Y2, Y4            // 0 below -87.3
+	VBLENDVPS    Y1, Y0, Y4, Y4        // NaN stays NaN
+	VMOVUPS      Y4, (DI)
+	VCVTPS2PD    X4, Y5
+	VADDPD       Y5, Y12, Y12
+	VEXTRACTF128 $1, Y4, X6
+	VCVTPS2PD    X6, Y6
+	VADDPD       Y6, Y13, Y13
+	ADDQ         $32, SI
+	ADDQ         $32, DI
+	DECQ         CX
+	JNZ          essloop
+
+essdone:
+	VADDPD       Y13, Y12, Y12
+	VEXTRACTF128 $1, Y12, X13
+	VADDPD       X13, X12, X12
+	VHADDPD      X12, X12, X12
+	VZEROUPPER
+	MOVSD        X12, ret+32(FP)
+	RET
+
 // func eluAVX2(y, x *float32, n int)
 TEXT ·eluAVX2(SB), NOSPLIT, $0-24
 	MOVQ y+0(FP), DI

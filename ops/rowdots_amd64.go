@@ -2,8 +2,8 @@ package ops
 
 // The AVX2/FMA kernels of rowdots_amd64.s, on raw pointers; d is a multiple of 8.
 
-// dotRowsAVX2 writes s[j] = alpha (k_j . q) for rows j < m (m a multiple of 4), four
-// rows at a time.
+// dotRowsAVX2 writes s[j] = alpha (k_j . q) for rows j < m (m >= 1), four rows at a
+// time.
 //
 //go:noescape
 func dotRowsAVX2(s, k, q *float32, m, d int, alpha float32)
@@ -14,12 +14,11 @@ func dotRowsAVX2(s, k, q *float32, m, d int, alpha float32)
 //go:noescape
 func weightedSumAVX2(out, p, v *float32, m, d int)
 
-// dotRowsVec computes DotRows on the longest prefix of s that is a multiple of 4 rows,
-// when the processor has the kernels (d a multiple of 8), and returns its length (0
-// without them).
+// dotRowsVec computes DotRows (d a multiple of 8, s not empty) when the processor has
+// the kernels and returns the number of rows done: all, or 0 without them.
 func dotRowsVec(s, k, q []float32, alpha float32) int {
-	m := len(s) &^ 3
-	if m == 0 || !vecKernels() {
+	m := len(s)
+	if !vecKernels() {
 		return 0
 	}
 	dotRowsAVX2(&s[0], &k[0], &q[0], m, len(q), alpha)

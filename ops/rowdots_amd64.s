@@ -6,6 +6,7 @@
 // func dotRowsAVX2(s, k, q *float32, m, d int, alpha float32)
 // Four rows at a time: one accumulator each over the d/8 vectors of the row, the query's
 // vector loaded once for the four; the four are then reduced together by horizontal adds.
+// The last m mod 4 rows one at a time.
 TEXT ·dotRowsAVX2(SB), NOSPLIT, $0-44
 	MOVQ         s+0(FP), DI
 	MOVQ         k+8(FP), SI
@@ -16,8 +17,10 @@ TEXT ·dotRowsAVX2(SB), NOSPLIT, $0-44
 	MOVQ         BX, R8
 	SHLQ         $2, R8             // row stride in bytes
 	SHRQ         $3, BX             // vectors per row
+	MOVQ         CX, R13
+	ANDQ         $3, R13            // rows after the groups
 	SHRQ         $2, CX             // groups of four rows
-	JZ           dotdone
+	JZ           dotrest
 
 dotgroup:
 	VXORPS Y0, Y0, Y0
@@ -51,6 +54,33 @@ dotvec:
 	LEAQ         (R11)(R8*1), SI
 	DECQ         CX
 	JNZ          dotgroup
+
+dotrest:
+	TESTQ R13, R13
+	JZ    dotdone
+
+dotrow:
+	VXORPS Y0, Y0, Y0
+	XORQ   AX, AX
+	MOVQ   BX, R12
+
+dotrowvec:
+	VMOVUPS     (DX)(AX*1), Y4
+	VFMADD231PS (SI)(AX*1), Y4, Y0
+	ADDQ        $32, AX
+	DECQ        R12
+	JNZ         dotrowvec
+
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VMULSS       X7, X0, X0
+	VMOVSS       X0, (DI)
+	ADDQ         $4, DI
+	ADDQ         R8, SI
+	DECQ         R13
+	JNZ          dotrow
 
 dotdone:
 	VZEROUPPER

@@ -130,8 +130,8 @@ func softmaxRows[T Float](y, x []T, n int, causal bool) {
 }
 
 // softmaxRow writes the softmax of x[:keep] into y[:keep] and zeros into y[keep:]. The
-// exponentials and their sum are computed in float64, or for float32 rows with expNeg32
-// and the vector kernels' maximum and float64 sum where the processor has them.
+// exponentials and their sum are computed in float64, or for float32 rows as expNeg32
+// computes them, summed in float64, by the vector kernels where the processor has them.
 func softmaxRow[T Float](y, x []T, keep int) {
 	var sum float64
 	if y32, ok := any(y).([]float32); ok {
@@ -145,11 +145,11 @@ func softmaxRow[T Float](y, x []T, keep int) {
 				m = v
 			}
 		}
-		for j, v := range x32 {
-			y32[j] = v - m
+		sum, done = expShiftSumVec(y32, x32, m)
+		for j, v := range x32[done:] {
+			y32[done+j] = v - m
 		}
-		expNeg32s(y32, y32)
-		sum, done = sumVec(y32)
+		expNeg32sGo(y32[done:], y32[done:])
 		for _, e := range y32[done:] {
 			sum += float64(e)
 		}
