@@ -220,6 +220,18 @@ GLOBL fastc<>(SB), RODATA|NOPTR, $992
 	VSUBPS      ONE, t, n; \
 	VFMADD213PS n, t, e
 
+// EXPNEG sets Y4 = e^Y0 for 8 floats as expNeg32s computes it: positive lanes are taken
+// as 0, lanes below -87.3 give 0 and NaN lanes stay NaN. Y15 must hold zeros; Y1-Y3 and
+// Y5-Y7 are overwritten.
+#define EXPNEG \
+	VCMPPS    $0x03, Y0, Y0, Y1; \
+	VCMPPS    $0x01, EXPMIN, Y0, Y2; \
+	VMINPS    Y15, Y0, Y3; \
+	VMAXPS    EXPMIN, Y3, Y3; \
+	EXP(Y3, Y4, Y5, Y6, Y7); \
+	VANDNPS   Y4, Y2, Y4; \
+	VBLENDVPS Y1, Y0, Y4, Y4
+
 // OUTSIDE ORs into acc the lanes of x outside [-geluFastMax, geluFastMax] or NaN, with m
 // overwritten, and sets c = x clamped to the range.
 #define OUTSIDE(x, c, m, acc) \
@@ -240,15 +252,9 @@ TEXT ·expNegAVX2(SB), NOSPLIT, $0-24
 	VXORPS Y15, Y15, Y15
 
 exploop:
-	VMOVUPS   (SI), Y0
-	VCMPPS    $0x03, Y0, Y0, Y1 // NaN lanes
-	VCMPPS    $0x01, EXPMIN, Y0, Y2 // x < -87.3
-	VMINPS    Y15, Y0, Y3           // min(x, 0), 0 for NaN
-	VMAXPS    EXPMIN, Y3, Y3
-	EXP(Y3, Y4, Y5, Y6, Y7)
-	VANDNPS   Y4, Y2, Y4            // 0 below -87.3
-	VBLENDVPS Y1, Y0, Y4, Y4        // NaN stays NaN
-	VMOVUPS   Y4, (DI)
+	VMOVUPS (SI), Y0
+	EXPNEG
+	VMOVUPS Y4, (DI)
 	ADDQ      $32, SI
 	ADDQ      $32, DI
 	DECQ      CX
@@ -275,13 +281,7 @@ TEXT ·expShiftSumAVX2(SB), NOSPLIT, $0-40
 essloop:
 	VMOVUPS      (SI), Y0
 	VSUBPS       Y14, Y0, Y0
-	VCMPPS       $0x03, Y0, Y0, Y1     // NaN lanes
-	VCMPPS       $0x01, EXPMIN, Y0, Y2 // x < -87.3
-	VMINPS       Y15, Y0, Y3           // min(x, 0), 0 for NaN
-	VMAXPS       EXPMIN, Y3, Y3
-	EXP(Y3, Y4, Y5, Y6, Y7)
-	VANDNPS      Y4, Y2, Y4            // 0 below -87.3
-	VBLENDVPS    Y1, Y0, Y4, Y4        // NaN stays NaN
+	EXPNEG
 	VMOVUPS      Y4, (DI)
 	VCVTPS2PD    X4, Y5
 	VADDPD       Y5, Y12, Y12

@@ -220,30 +220,29 @@ func runPool(paths []string, out *printer) error {
 		}
 		fmt.Fprintf(&sb, " %16s", cell(p.TorchMs, p.TorchRuns))
 		for _, b := range backends {
-			r := "-"
-			if v, ok := p.Ratio[b]; ok {
-				r = fmt.Sprintf("%.2f", v)
-				if _, ok := p.RatioMin[b]; ok {
-					r += fmt.Sprintf(" (%.2f..%.2f)", p.RatioMin[b], p.RatioMax[b])
-				}
-			}
-			fmt.Fprintf(&sb, " %22s", r)
+			fmt.Fprintf(&sb, " %22s", rangeCell(b, p.Ratio, p.RatioMin, p.RatioMax))
 		}
 		for _, b := range backends {
-			r := "-"
-			if v, ok := p.VsTrain[b]; ok {
-				r = fmt.Sprintf("%.2f", v)
-				if _, ok := p.VsTrainMin[b]; ok {
-					r += fmt.Sprintf(" (%.2f..%.2f)", p.VsTrainMin[b], p.VsTrainMax[b])
-				}
-			}
-			fmt.Fprintf(&sb, " %24s", r)
+			fmt.Fprintf(&sb, " %24s", rangeCell(b, p.VsTrain, p.VsTrainMin, p.VsTrainMax))
 		}
 		if _, err := fmt.Fprintln(out.w, sb.String()); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// rangeCell formats backend b's pooled ratio and the range of the ratios within runs,
+// "-" for none.
+func rangeCell(b string, v, lo, hi map[string]float64) string {
+	x, ok := v[b]
+	if !ok {
+		return "-"
+	}
+	if _, ok := lo[b]; !ok {
+		return fmt.Sprintf("%.2f", x)
+	}
+	return fmt.Sprintf("%.2f (%.2f..%.2f)", x, lo[b], hi[b])
 }
 
 // cell formats a pooled time and its number of runs, or "-" for none.
