@@ -1,8 +1,11 @@
 package ops
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"sync"
 	"testing"
 )
 
@@ -123,5 +126,40 @@ func BenchmarkRowDots(b *testing.B) {
 				c.f()
 			}
 		})
+	}
+}
+
+// BenchmarkRowDotsMemory: DotRows and WeightedRowSum streaming 256 MB of cached rows from
+// memory in chunks of 128 rows of width 64 (one head's keys or values at a decoder step),
+// on one goroutine and on GOMAXPROCS goroutines: the bandwidth that bounds a step of many
+// sequences whose caches outgrow the processor's (MB/s is over all goroutines):
+//
+//	go test -run '^$' -bench RowDotsMemory -benchtime 10x ./ops
+func BenchmarkRowDotsMemory(b *testing.B) {
+	const d, chunk = 64, 128
+	rows := 256 << 20 / 4 / d
+	_, k := randomRows(rand.New(rand.NewPCG(1, 1)), rows*d)
+	for _, kernel := range []string{"DotRows", "WeightedRowSum"} {
+		for _, procs := range []int{1, runtime.GOMAXPROCS(0)} {
+			b.Run(fmt.Sprintf("%s/goroutines=%d", kernel, procs), func(b *testing.B) {
+				b.SetBytes(int64(rows * d * 4))
+				for b.Loop() {
+					var wg sync.WaitGroup
+					for w := range procs {
+						wg.Go(func() {
+							s, q, out := make([]float32, chunk), make([]float32, d), make([]float32, d)
+							for c := w * chunk; c+chunk <= rows; c += procs * chunk {
+								if kernel == "DotRows" {
+									DotRows(s, k[c*d:(c+chunk)*d], q, 1)
+								} else {
+									WeightedRowSum(out, s, k[c*d:(c+chunk)*d])
+								}
+							}
+						})
+					}
+					wg.Wait()
+				}
+			})
+		}
 	}
 }
