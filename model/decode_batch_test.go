@@ -77,11 +77,20 @@ func TestBatchDecoderMatchesOneSequenceDecoders(t *testing.T) {
 	}
 }
 
-// In float32, a batch decoder of distinct sequences (its products by ops.GemmPacked on the
-// packed weights, its prefill's attention over the sequences on several goroutines) gives
-// each sequence the logits of a one-sequence decoder, to float32 rounding.
+// In float32, a batch decoder of distinct sequences gives each sequence the logits of a
+// one-sequence decoder, to float32 rounding, whether it runs them in one lane (GOMAXPROCS
+// 1: its products by ops.GemmPacked, its attention by ops.ParallelFor), in lanes of one and
+// two sequences (2: ops.GemmPackedSerial on two rows) or of one (4).
 func TestBatchDecoderFloat32(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(4, runtime.GOMAXPROCS(0))))
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, procs := range []int{1, 2, 4} {
+		runtime.GOMAXPROCS(procs)
+		t.Run(fmt.Sprintf("GOMAXPROCS=%d", procs), batchDecoderFloat32)
+	}
+}
+
+// batchDecoderFloat32 is TestBatchDecoderFloat32 at the current GOMAXPROCS.
+func batchDecoderFloat32(t *testing.T) {
 	for k, arch := range []string{"dp", "l2", "invertible-l2"} {
 		c := tiny(arch)
 		c.Layers, c.Width, c.Context, c.Vocab = 1, 32, 32, 11
