@@ -19,13 +19,14 @@ import "fmt"
 // parameters (tied L2 value maps, spectral normalisations, the contractive scale)
 // evaluated once by the model's own ops: make a new decoder after the parameters change.
 // It computes in the model's dtype (float32 for use, float64 for tests) with the ops'
-// kernels: products with the weights of several rows (a prefill, or a step of a batch) by
-// ops.GemmPacked on float32 weights packed once (internal/sgemm, in both BLAS builds, where
-// the processor has its AVX2 kernel), single rows by ops.Gemv, the attention of a step to
-// the cache by ops.DotRows and ops.WeightedRowSum, of a prefill by ops.Gemm, and
-// ops.LayerNormRows, ops.SoftmaxRow, .... Positions are absolute
-// and at most the context T: when the cache is full, start again with Prefill (Generate's
-// windows do). A Decoder is not safe for concurrent use.
+// kernels: a batch's products with the weights, and a prefill's, by ops.GemmPacked or,
+// on a core's share of the batch, ops.GemmPackedSerial on float32 weights packed once
+// (internal/sgemm, in both BLAS builds, where the processor has its AVX2 kernel); the one
+// row of a one-sequence step by ops.Gemv; the attention of a step to the cache by
+// ops.DotRows and ops.WeightedRowSum, of a prefill by ops.Gemm or ops.GemmSerial; and
+// ops.LayerNormRows, ops.SoftmaxRow, .... Positions are absolute and at most the context
+// T: when the cache is full, start again with Prefill (Generate's windows do). A Decoder
+// is not safe for concurrent use.
 type Decoder struct {
 	net decoderNet
 }

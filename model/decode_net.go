@@ -107,9 +107,13 @@ func (dc *decoder[T]) setCached(n int) { dc.n = n }
 
 // run computes each sequence's n = len(tokens[s]) rows at positions pos..pos+n-1,
 // attending to the cached positions before them, and returns the logits of each
-// sequence's last row. The sequences are split into up to GOMAXPROCS lanes, each run
-// through the whole network by one goroutine: one synchronisation per run, and no
-// product split so thin that its goroutines would pack the same rows again.
+// sequence's last row. With at least as many sequences as GOMAXPROCS, the sequences are
+// split into GOMAXPROCS lanes, each run through the whole network by one goroutine: one
+// synchronisation per run, and no product split so thin that its goroutines would pack
+// the same rows again. With fewer, one lane runs them all, its products and attention
+// split across the cores. Either way a batch's products with the packed weights go
+// through ops.GemmPacked's bit-identical kernels and its attention products stay serial,
+// so that a batch decoder's logits do not depend on GOMAXPROCS.
 func (dc *decoder[T]) run(tokens [][]int, pos int) [][]float64 {
 	n, procs := len(tokens[0]), runtime.GOMAXPROCS(0)
 	for len(dc.attn) < procs {
@@ -117,14 +121,14 @@ func (dc *decoder[T]) run(tokens [][]int, pos int) [][]float64 {
 		dc.attn = append(dc.attn, attnScratch[T]{logit: make([]T, t*t), qn: make([]T, t)})
 	}
 	out := make([][]float64, dc.b)
-	lanes := min(dc.b, procs)
-	if lanes == 1 {
-		dc.runLane(tokens, out, lane{lo: 0, hi: dc.b, n: n, pos: pos, par: true})
+	batched := dc.b > 1
+	if dc.b < procs {
+		dc.runLane(tokens, out, lane{lo: 0, hi: dc.b, n: n, pos: pos, par: true, batched: batched})
 	} else {
 		var wg sync.WaitGroup
-		for w := range lanes {
+		for w := range procs {
 			wg.Go(func() {
-				dc.runLane(tokens, out, lane{lo: w * dc.b / lanes, hi: (w + 1) * dc.b / lanes, n: n, pos: pos, w: w})
+				dc.runLane(tokens, out, lane{lo: w * dc.b / procs, hi: (w + 1) * dc.b / procs, n: n, pos: pos, w: w, batched: batched})
 			})
 		}
 		wg.Wait()
@@ -135,11 +139,14 @@ func (dc *decoder[T]) run(tokens [][]int, pos int) [][]float64 {
 
 // lane is the part of a run that one goroutine computes: the sequences [lo, hi), each of
 // n new rows at positions pos.., which are the rows [lo n, hi n) of every scratch matrix.
-// par: the lane is the whole batch, and its products and attention use up to GOMAXPROCS
-// goroutines; else it stays on its goroutine and uses the attention scratch w.
+// par: the lane is the whole batch, and its products and its sequences' attention use up
+// to GOMAXPROCS goroutines; else its products and attention stay on its goroutine, with
+// the attention scratch w (the row kernels of LayerNorm and GELU may still split a large
+// prefill). batched: the decoder runs several sequences, so that a product of one row
+// with a packed matrix goes through the packed kernels too, as it would in a lane of more.
 type lane struct {
 	lo, hi, n, pos, w int
-	par               bool
+	par, batched      bool
 }
 
 // rows is the number of rows of the lane.
@@ -176,9 +183,9 @@ func (dc *decoder[T]) runLane(tokens [][]int, out [][]float64, l lane) {
 	}
 	logits := dc.logits[l.lo*v : l.hi*v] // (lane sequences, V)
 	if dc.out == nil {
-		mulW(l.par, dc.head, true, l.hi-l.lo, v, d, 1, last, d, dc.tok, d, 0, logits, v)
+		mulW(l, dc.head, true, l.hi-l.lo, v, d, 1, last, d, dc.tok, d, 0, logits, v)
 	} else {
-		mulW(l.par, dc.head, false, l.hi-l.lo, v, d, 1, last, d, dc.out, v, 0, logits, v)
+		mulW(l, dc.head, false, l.hi-l.lo, v, d, 1, last, d, dc.out, v, 0, logits, v)
 	}
 	for s := l.lo; s < l.hi; s++ {
 		out[s] = make([]float64, v)
@@ -221,7 +228,7 @@ func (dc *decoder[T]) attention(l lane, b *blockWeights[T], pk *blockPacks, c *b
 	ld := len(b.packed) / d       // k*D
 	proj := of(dc.proj, l, ld)    // (lane rows, k*D)
 	concat := of(dc.concat, l, d) // (lane rows, D)
-	mulW(l.par, pk.packed, false, l.rows(), ld, d, 1, in, d, b.packed, ld, 0, proj, ld)
+	mulW(l, pk.packed, false, l.rows(), ld, d, 1, in, d, b.packed, ld, 0, proj, ld)
 	per := dc.heads * t * dc.hd    // one sequence's keys (H, T, d)
 	par := l.par && l.hi-l.lo == 1 // one sequence: its products may be split
 	attend := func(w, lo, hi int) {
@@ -239,7 +246,7 @@ func (dc *decoder[T]) attention(l lane, b *blockWeights[T], pk *blockPacks, c *b
 	} else {
 		attend(l.w, 0, l.hi-l.lo)
 	}
-	mulW(l.par, pk.wo, false, l.rows(), d, d, 1, concat, d, b.wo, d, 0, of(dc.y, l, d), d)
+	mulW(l, pk.wo, false, l.rows(), d, d, 1, concat, d, b.wo, d, 0, of(dc.y, l, d), d)
 }
 
 // attendSequence writes into concat (n, D) the heads' P v of one sequence's n new rows at
@@ -309,13 +316,13 @@ func (dc *decoder[T]) mlp(l lane, b *blockWeights[T], pk *blockPacks, in []T) {
 		copy(hid[r*f:(r+1)*f], b.fcB)
 		copy(y[r*d:(r+1)*d], b.prjB)
 	}
-	mulW(l.par, pk.fc, false, n, f, d, 1, in, d, b.fc, f, 1, hid, f)
+	mulW(l, pk.fc, false, n, f, d, 1, in, d, b.fc, f, 1, hid, f)
 	if b.elu {
 		ops.ELUInto(act, hid)
 	} else {
 		ops.GELUInto(act, hid)
 	}
-	mulW(l.par, pk.proj, false, n, d, f, 1, act, f, b.proj, d, 1, y, d)
+	mulW(l, pk.proj, false, n, d, f, 1, act, f, b.proj, d, 1, y, d)
 }
 
 // mul writes c = alpha a b + beta c for a (n, k), b (k, cols) or, with transB, b^T for b
@@ -344,16 +351,18 @@ func packWeights[T ops.Float](transB bool, k, cols int, b []T, ldb int) *ops.Pac
 	return nil
 }
 
-// mulW is mul for a weight matrix b that pw holds packed, or nil: products of several rows
-// with a packed matrix go to ops.GemmPacked (ops.GemmPackedSerial with par false), which
-// does not pack it again.
-func mulW[T ops.Float](par bool, pw *ops.PackedWeights, transB bool, n, cols, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+// mulW is mul, in lane l, for a weight matrix b that pw holds packed, or nil: products of
+// several rows, or of any rows in a batched lane, with a packed matrix go to ops.GemmPacked
+// (ops.GemmPackedSerial outside a par lane), which does not pack it again. The one row of
+// a one-sequence decoder goes to ops.Gemv, which reads b once.
+func mulW[T ops.Float](l lane, pw *ops.PackedWeights, transB bool, n, cols, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	packed := pw != nil && (n > 1 || l.batched)
 	switch {
-	case pw != nil && n > 1 && par:
+	case packed && l.par:
 		ops.GemmPacked(n, float32(alpha), any(a).([]float32), lda, pw, float32(beta), any(c).([]float32), ldc)
-	case pw != nil && n > 1:
+	case packed:
 		ops.GemmPackedSerial(n, float32(alpha), any(a).([]float32), lda, pw, float32(beta), any(c).([]float32), ldc)
 	default:
-		mul(par, transB, n, cols, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		mul(l.par, transB, n, cols, k, alpha, a, lda, b, ldb, beta, c, ldc)
 	}
 }
