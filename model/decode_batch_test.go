@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"lipformer/ops"
 )
 
 // A batch decoder's logits for each sequence, through a prefill, steps and a prefill
@@ -78,73 +80,90 @@ func TestBatchDecoderMatchesOneSequenceDecoders(t *testing.T) {
 }
 
 // In float32, a batch decoder of distinct sequences gives each sequence the logits of a
-// one-sequence decoder, to float32 rounding, whether it runs them in one lane (GOMAXPROCS
-// 1: its products by ops.GemmPacked, its attention by ops.ParallelFor), in lanes of one and
-// two sequences (2: ops.GemmPackedSerial on two rows) or of one (4).
+// one-sequence decoder, to float32 rounding, and the same logits bit for bit whether it
+// runs them in one lane on one core (GOMAXPROCS 1), in lanes of one and two sequences (2:
+// ops.GemmPackedSerial on one and two rows) or in one lane split across the cores (4, more
+// cores than sequences: ops.GemmPacked by columns, attention by ops.ParallelFor).
 func TestBatchDecoderFloat32(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	for _, procs := range []int{1, 2, 4} {
-		runtime.GOMAXPROCS(procs)
-		t.Run(fmt.Sprintf("GOMAXPROCS=%d", procs), batchDecoderFloat32)
+	for k, arch := range []string{"dp", "l2", "invertible-l2"} {
+		var first [][]float64 // every sequence's logits after every position, at GOMAXPROCS 1
+		for _, procs := range []int{1, 2, 4} {
+			runtime.GOMAXPROCS(procs)
+			got := batchDecoderFloat32(t, arch, uint64(70+k))
+			if first == nil {
+				first = got
+				continue
+			}
+			for i := range got {
+				if !slices.Equal(got[i], first[i]) {
+					t.Fatalf("%s at GOMAXPROCS %d: logits %d are %v, at 1 %v", arch, procs, i, got[i], first[i])
+				}
+			}
+		}
 	}
 }
 
-// batchDecoderFloat32 is TestBatchDecoderFloat32 at the current GOMAXPROCS.
-func batchDecoderFloat32(t *testing.T) {
-	for k, arch := range []string{"dp", "l2", "invertible-l2"} {
-		c := tiny(arch)
-		c.Layers, c.Width, c.Context, c.Vocab = 1, 32, 32, 11
-		m, err := perturbed(t, c, uint64(70+k)).WithDtype("float32")
-		if err != nil {
-			t.Fatal(err)
-		}
-		one, err := m.NewDecoder()
-		if err != nil {
-			t.Fatal(err)
-		}
-		const b, prompt = 3, 16
-		seqs := make([][]int, b)
-		want := make([][][]float64, b) // sequence, position, logits
-		for s := range seqs {
-			seqs[s] = randomTokens(uint64(200+s), c.Context, c.Vocab)
-			logits, err := one.Prefill(seqs[s][:prompt])
-			for i := prompt; ; i++ {
-				if err != nil {
-					t.Fatal(err)
-				}
-				want[s] = append(want[s], logits)
-				if i == c.Context {
-					break
-				}
-				logits, err = one.Step(seqs[s][i])
-			}
-		}
-		bd, err := m.NewBatchDecoder(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		prompts := make([][]int, b)
-		for s, seq := range seqs {
-			prompts[s] = seq[:prompt]
-		}
-		outs, err := bd.PrefillBatch(prompts)
+// batchDecoderFloat32 checks a float32 batch decoder of three distinct sequences of arch
+// against one-sequence decoders at the current GOMAXPROCS and returns its logits, every
+// sequence's after every position.
+func batchDecoderFloat32(t *testing.T, arch string, seed uint64) [][]float64 {
+	t.Helper()
+	c := tiny(arch)
+	c.Layers, c.Width, c.Context, c.Vocab = 1, 32, 32, 11
+	m, err := perturbed(t, c, seed).WithDtype("float32")
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := m.NewDecoder()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const b, prompt = 3, 16
+	seqs := make([][]int, b)
+	want := make([][][]float64, b) // sequence, position, logits
+	for s := range seqs {
+		seqs[s] = randomTokens(uint64(200+s), c.Context, c.Vocab)
+		logits, err := one.Prefill(seqs[s][:prompt])
 		for i := prompt; ; i++ {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for s, got := range outs {
-				assertLogits(t, fmt.Sprintf("%s sequence %d after position %d", arch, s, i-1), got, want[s][i-prompt], 1e-5)
-			}
+			want[s] = append(want[s], logits)
 			if i == c.Context {
 				break
 			}
-			outs, err = bd.StepBatch([]int{seqs[0][i], seqs[1][i], seqs[2][i]})
+			logits, err = one.Step(seqs[s][i])
 		}
 	}
+	bd, err := m.NewBatchDecoder(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompts := make([][]int, b)
+	for s, seq := range seqs {
+		prompts[s] = seq[:prompt]
+	}
+	var all [][]float64
+	outs, err := bd.PrefillBatch(prompts)
+	for i := prompt; ; i++ {
+		if err != nil {
+			t.Fatal(err)
+		}
+		for s, got := range outs {
+			assertLogits(t, fmt.Sprintf("%s sequence %d after position %d", arch, s, i-1), got, want[s][i-prompt], 1e-5)
+		}
+		all = append(all, outs...)
+		if i == c.Context {
+			break
+		}
+		outs, err = bd.StepBatch([]int{seqs[0][i], seqs[1][i], seqs[2][i]})
+	}
+	return all
 }
 
-// GenerateBatch with one prompt draws what Generate draws, beyond the context too; with
-// distinct prompts and greedy decoding every sequence is Generate's for its prompt.
+// GenerateBatch with distinct prompts and greedy decoding gives every sequence Generate's
+// continuation of its prompt, beyond the context too.
 func TestGenerateBatch(t *testing.T) {
 	m, err := New(tiny("l2"), 9)
 	if err != nil {
@@ -158,25 +177,11 @@ func TestGenerateBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prompt := []int{1, 4}
-	for _, s := range []Sampling{{Temperature: 1, Window: Shift}, {Temperature: 0.7, TopK: 3, Window: Slide}, {Window: Shift}} {
+	prompts := [][]int{{1, 4}, {0, 6}, {3, 3}}
+	for _, w := range []Window{Shift, Slide} {
 		const n = 17 // beyond the context of 5
-		want, err := Generate(one, prompt, n, s, rand.New(rand.NewPCG(2, 3)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := GenerateBatch(one, [][]int{prompt}, n, s, rand.New(rand.NewPCG(2, 3)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(got[0], want) {
-			t.Errorf("%+v: batch of one drew %v, Generate %v", s, got[0], want)
-		}
-		if s.Temperature != 0 {
-			continue
-		}
-		prompts := [][]int{prompt, {0, 6}, {3, 3}}
-		got, err = GenerateBatch(three, prompts, n, s, nil)
+		s := Sampling{Window: w}
+		got, err := GenerateBatch(three, prompts, n, s, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -186,7 +191,61 @@ func TestGenerateBatch(t *testing.T) {
 				t.Fatal(err)
 			}
 			if !slices.Equal(g, alone) {
-				t.Errorf("greedy sequence %d of 3 (prompt %v): %v, Generate %v", i, prompts[i], g, alone)
+				t.Errorf("%s: greedy sequence %d of 3 (prompt %v): %v, Generate %v", w, i, prompts[i], g, alone)
+			}
+		}
+	}
+}
+
+// GenerateBatch of 64 sequences over 256 bytes, whose picks run on two goroutines, draws
+// what picking sequence by sequence with one uniform each from the same source draws, with
+// and without top-k, beyond the context too.
+func TestGenerateBatchDrawsInSequenceOrder(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	c := tiny("dp")
+	c.Vocab, c.Context = 256, 6
+	m, err := New(c, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const k, n = 64, 9
+	if w := ops.Workers(k, pickCost*c.Vocab); w < 2 {
+		t.Fatalf("the picks run on %d goroutine: the test needs several", w)
+	}
+	prompts := make([][]int, k)
+	for i := range prompts {
+		prompts[i] = randomTokens(uint64(i), 2, c.Vocab)
+	}
+	for _, s := range []Sampling{{Temperature: 1.3, Window: Shift}, {Temperature: 0.8, TopK: 5, Window: Shift}} {
+		d, err := m.NewBatchDecoder(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := GenerateBatch(d, prompts, n, s, rand.New(rand.NewPCG(5, 6)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(5, 6))
+		seqs := make([][]int, k)
+		for i := range seqs {
+			seqs[i] = slices.Clone(prompts[i])
+		}
+		logits, err := d.PrefillBatch(prompts)
+		for step := 0; ; step++ {
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range seqs {
+				seqs[i] = append(seqs[i], pick(logits[i], s.Temperature, s.TopK, rng.Float64()))
+			}
+			if step == n-1 {
+				break
+			}
+			logits, err = advance(d, seqs, s.Window)
+		}
+		for i := range seqs {
+			if !slices.Equal(got[i], seqs[i][2:]) {
+				t.Fatalf("%+v: sequence %d drew %v, sequentially %v", s, i, got[i], seqs[i][2:])
 			}
 		}
 	}

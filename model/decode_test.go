@@ -115,10 +115,21 @@ func TestDecoderMatchesTheSampleProgram(t *testing.T) {
 	}
 }
 
-// The float32 decoder computes what the float32 program does, to float32 rounding.
+// The float32 decoder computes what the float32 program does, to float32 rounding: in the
+// tiny configurations, and with heads 16 wide and a context of 20 (every attention kernel
+// on its vector path: the row kernels, softmax rows of more than 8).
 func TestDecoderFloat32(t *testing.T) {
-	for _, arch := range []string{"dp", "invertible-l2"} {
-		m, err := perturbed(t, tiny(arch), 7).WithDtype("float32")
+	type shape struct{ width, heads, context int }
+	for _, c := range []struct {
+		arch string
+		shape
+	}{{"dp", shape{}}, {"invertible-l2", shape{}}, {"dp", shape{32, 2, 20}}, {"l2", shape{32, 2, 20}}, {"l2-untied", shape{32, 2, 20}}} {
+		cfg, arch := tiny(c.arch), c.arch
+		if c.width > 0 {
+			cfg.Width, cfg.Heads, cfg.Context = c.width, c.heads, c.context
+			arch = fmt.Sprintf("%s (width %d, %d heads, context %d)", arch, c.width, c.heads, c.context)
+		}
+		m, err := perturbed(t, cfg, 7).WithDtype("float32")
 		if err != nil {
 			t.Fatal(err)
 		}

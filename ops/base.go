@@ -63,6 +63,9 @@ func (b *OpBase) Output(prealloc G.Value, dt tensor.Dtype, shape tensor.Shape, i
 // other packages.
 func ParallelFor(n, cost int, f func(i, lo, hi int)) { parallelFor(n, cost, f) }
 
+// Workers is the number of goroutines ParallelFor uses for n items of the given cost.
+func Workers(n, cost int) int { return workers(n, cost) }
+
 // sameType is the type of an op mapping n tensors of one type to a tensor of that type.
 func sameType(n int) hm.Type {
 	a := hm.TypeVariable('a')
