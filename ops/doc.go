@@ -23,11 +23,13 @@
 // causal attention.
 //
 // Speed: in float32 the hot elementwise functions (GELU and its derivative, ELU, the
-// exponential of softmax and cross-entropy) and LayerNorm's row sums run AVX2/FMA kernels
-// in Go assembly on amd64 processors that have both (fastmath_amd64.s, rowsums_amd64.s),
-// and portable Go loops elsewhere and on the last few elements; both are tested against
-// the exact float64 functions. PackWeights and GemmPacked serve products that apply the
-// same weights to new rows many times (the decoder's).
+// exponential of softmax and cross-entropy), softmax's maximum and sum and LayerNorm's row
+// sums run AVX2/FMA kernels in Go assembly on amd64 processors that have both
+// (fastmath_amd64.s, rowsums_amd64.s), and portable Go loops elsewhere and on the last few
+// elements; both are tested against the exact float64 functions. PackWeights and
+// GemmPacked (GemmPackedSerial on the calling goroutine) serve products that apply the same
+// weights to new rows many times, and DotRows and WeightedRowSum (rowdots_amd64.s) one
+// query row against cached rows: the decoder's.
 //
 // Activations are 2-D: a batch of B sequences of T tokens of width D is a (B*T, D) matrix,
 // row b*T+t holding token t of sequence b.

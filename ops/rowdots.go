@@ -7,10 +7,11 @@ package ops
 // cache once).
 
 // DotRows writes s[j] = alpha (k_j . q) for the len(s) rows k_j of k, each of width
-// len(q), stored contiguously.
+// len(q), stored contiguously; s must not overlap k or q. With an empty q every s[j] is 0.
 func DotRows[T Float](s, k, q []T, alpha T) {
 	d := len(q)
-	if len(s) == 0 {
+	if len(s) == 0 || d == 0 {
+		clear(s)
 		return
 	}
 	_ = k[len(s)*d-1]
@@ -32,6 +33,9 @@ func DotRows[T Float](s, k, q []T, alpha T) {
 // width len(out), stored contiguously; out must not overlap p or v.
 func WeightedRowSum[T Float](out, p, v []T) {
 	d := len(out)
+	if d == 0 {
+		return
+	}
 	if len(p) > 0 {
 		_ = v[len(p)*d-1]
 	}

@@ -14,7 +14,7 @@ import (
 // WeightedRowSum, and widths that are not a multiple of 8 (the portable loops).
 func rowDotsShapes() [][2]int {
 	var out [][2]int
-	for _, m := range []int{0, 1, 3, 4, 5, 8, 13, 100, 129} {
+	for _, m := range []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 13, 100, 129} {
 		for _, d := range []int{4, 8, 12, 16, 24, 32, 40, 64, 72, 96, 104, 128, 136} {
 			out = append(out, [2]int{m, d})
 		}

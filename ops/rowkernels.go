@@ -2,7 +2,8 @@ package ops
 
 // The kernels of this package's ops on plain row-major slices, for code that computes
 // outside a graph what the ops compute inside one (model's incremental decoder): the same
-// functions, so that both give the same values.
+// functions, so that both give the same values up to the order of the products' sums
+// (GemmSerial's bands of rows round as Gemm's whole in gonum, not always in OpenBLAS).
 
 // Gemm computes c = alpha op(a) op(b) + beta c on row-major strided matrices, op(a) m x k,
 // op(b) k x n and c m x n (transposed when transA or transB), with the BLAS of this build,
