@@ -30,8 +30,6 @@ func expNeg32s(dst, src []float32) {
 
 // expNeg32sGo is expNeg32s in portable Go.
 func expNeg32sGo(dst, src []float32) {
-	const log2e, ln2hi, ln2lo = 1.44269504088896341, 0.693359375, -2.12194440e-4
-	const shifter = 0x1.8p23 // adding it rounds |t| < 2^22 to an integer, held in the low bits
 	dst = dst[:len(src)]
 	for i, x := range src {
 		if !(x >= -87.3) {
@@ -42,21 +40,31 @@ func expNeg32sGo(dst, src []float32) {
 			}
 			continue
 		}
-		if x > 0 {
-			x = 0
-		}
-		t := x*log2e + shifter
-		n := t - shifter           // round(x log2 e), in [-126, 0]
-		r := x - n*ln2hi - n*ln2lo // in [-ln2/2, ln2/2]
-		p := float32(1.9875691500e-4)
-		p = p*r + 1.3981999507e-3
-		p = p*r + 8.3334519073e-3
-		p = p*r + 4.1665795894e-2
-		p = p*r + 1.6666665459e-1
-		p = p*r + 5.0000001201e-1
-		e := int32(math.Float32bits(t) - math.Float32bits(shifter)) // n as an integer
-		dst[i] = (p*r*r + r + 1) * math.Float32frombits(uint32(e+127)<<23)
+		u, s := expReduce32(x)
+		dst[i] = (u + 1) * s
 	}
+}
+
+// expReduce32 splits e^x for -87.3 <= x (positive x count as 0) into 2^n (1 + u): s = 2^n
+// with n = round(x log2 e) in [-126, 0], and u = e^r - 1 for r = x - n ln 2 in
+// [-ln2/2, ln2/2], from a degree-5 polynomial (the kernels' EXPREDUCE).
+func expReduce32(x float32) (u, s float32) {
+	const log2e, ln2hi, ln2lo = 1.44269504088896341, 0.693359375, -2.12194440e-4
+	const shifter = 0x1.8p23 // adding it rounds |t| < 2^22 to an integer, held in the low bits
+	if x > 0 {
+		x = 0
+	}
+	t := x*log2e + shifter
+	n := t - shifter
+	r := x - n*ln2hi - n*ln2lo
+	p := float32(1.9875691500e-4)
+	p = p*r + 1.3981999507e-3
+	p = p*r + 8.3334519073e-3
+	p = p*r + 4.1665795894e-2
+	p = p*r + 1.6666665459e-1
+	p = p*r + 5.0000001201e-1
+	e := int32(math.Float32bits(t) - math.Float32bits(shifter)) // n as an integer
+	return p*r*r + r, math.Float32frombits(uint32(e+127) << 23)
 }
 
 // expm1Neg32sGo writes e^x - 1 for each x <= 0 of src into dst (len(src) elements; dst
@@ -66,8 +74,6 @@ func expNeg32sGo(dst, src []float32) {
 // relative accuracy near 0 where e^x - 1 computed as a difference would cancel; otherwise
 // |e^x - 1| > 0.29 and neither term cancels. ELU calls it.
 func expm1Neg32sGo(dst, src []float32) {
-	const log2e, ln2hi, ln2lo = 1.44269504088896341, 0.693359375, -2.12194440e-4
-	const shifter = 0x1.8p23
 	dst = dst[:len(src)]
 	for i, x := range src {
 		if !(x >= -87.3) {
@@ -78,21 +84,7 @@ func expm1Neg32sGo(dst, src []float32) {
 			}
 			continue
 		}
-		if x > 0 {
-			x = 0
-		}
-		t := x*log2e + shifter
-		n := t - shifter
-		r := x - n*ln2hi - n*ln2lo
-		p := float32(1.9875691500e-4)
-		p = p*r + 1.3981999507e-3
-		p = p*r + 8.3334519073e-3
-		p = p*r + 4.1665795894e-2
-		p = p*r + 1.6666665459e-1
-		p = p*r + 5.0000001201e-1
-		u := p*r*r + r
-		e := int32(math.Float32bits(t) - math.Float32bits(shifter))
-		s := math.Float32frombits(uint32(e+127) << 23)
+		u, s := expReduce32(x)
 		dst[i] = u*s + (s - 1)
 	}
 }
