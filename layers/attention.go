@@ -98,6 +98,7 @@ type AttnWeights struct {
 	// Packed are the blocks of the packed projection, (D, D) each: W^Q, W^K, W^V, or for
 	// tied L2 W^Q and L2Values(W^Q, W^V).
 	Packed G.Nodes
+	WV     *G.Node // (D, D): the value map as applied (tied L2's is inside L2Values)
 	WO     *G.Node // (D, D)
 	// Bound is the scalar UB_inf of a contractive layer, whose output is scaled by
 	// min(1, LipC / Bound) (ops.Contract); nil otherwise.
@@ -115,7 +116,7 @@ func (a *Attention) weights(g *Graph, weight func(*Param) (*G.Node, error)) (Att
 	if err != nil {
 		return AttnWeights{}, err
 	}
-	w := AttnWeights{Packed: G.Nodes{wq}}
+	w := AttnWeights{Packed: G.Nodes{wq}, WV: wv}
 	if a.Kind == ops.L2 {
 		weff, err := ops.L2Values(wq, wv, a.Heads) // (D, D)
 		if err != nil {

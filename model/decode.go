@@ -12,12 +12,14 @@ import "fmt"
 // between the cores, each core running its share through the whole network. A step also
 // reads each sequence's whole cache once, which bounds its speed by the memory's bandwidth
 // once the caches outgrow the processor's. Per layer and head it caches what later
-// positions attend to: the key and value of every position (tied L2: the key is the
-// query x_j W^Q, the value x_j A W^V), and for L2 the keys' squared norms.
+// positions attend to: the key and value of every position, and for L2 the keys' squared
+// norms. Tied L2 caches its keys alone, which are its queries q_j = x_j W^{Q,h}: its head
+// P X A_h W^{V,h} is (P Q_h) M_h with M_h = (W^{Q,h})^T W^{V,h} / sqrt(d) (d, d), so a step
+// reads half the bytes of dp's.
 //
 // The decoder holds a copy of the weights the model applies, those computed from its
-// parameters (tied L2 value maps, spectral normalisations, the contractive scale)
-// evaluated once by the model's own ops: make a new decoder after the parameters change.
+// parameters (spectral normalisations, the contractive scale, tied L2's M_h) evaluated
+// once by the model's own ops: make a new decoder after the parameters change.
 // It computes in the model's dtype (float32 for use, float64 for tests) with the ops'
 // kernels: a batch's products with the weights, and a prefill's, by ops.GemmPacked or,
 // on a core's share of the batch, ops.GemmPackedSerial on float32 weights packed once
@@ -47,9 +49,10 @@ type decoderNet interface {
 func (m *Model) NewDecoder() (*Decoder, error) { return m.NewBatchDecoder(1) }
 
 // NewBatchDecoder makes a decoder of b sequences decoded in step, with empty caches. It
-// holds b T (7D + 2F) values of scratch, 2 b T D cached per layer (keys and values) and
-// b H T keys' squared norms per L2 layer, T (T + 1) of attention scratch per
-// goroutine, and its copy of the weights, in float32 a second, packed copy of each matrix.
+// holds b T (7D + 2F) values of scratch, 2 b T D cached per layer (keys and values; tied
+// L2 b T D, its keys) and b H T keys' squared norms per L2 layer, T (T + 1 + d) of
+// attention scratch per goroutine, and its copy of the weights, in float32 a second,
+// packed copy of each matrix.
 func (m *Model) NewBatchDecoder(b int) (*Decoder, error) {
 	if b < 1 {
 		return nil, fmt.Errorf("decoder: batch of %d sequences, want >= 1", b)

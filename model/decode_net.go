@@ -41,6 +41,7 @@ type decoder[T ops.Float] struct {
 type attnScratch[T ops.Float] struct {
 	logit []T // (T, T): one head's attention logits, then probabilities
 	qn    []T // (T): squared norms of the new queries of one head (untied L2)
+	pq    []T // (T, d): one head's P Q_h (tied L2)
 }
 
 // blockPacks are a block's weight matrices packed once for products of several rows
@@ -48,9 +49,10 @@ type attnScratch[T ops.Float] struct {
 type blockPacks struct{ packed, wo, fc, proj *ops.PackedWeights }
 
 // blockCache is what one block keeps of the cached positions, each sequence's and head's
-// keys and values contiguous, so that a step reads them in two streams.
+// keys and values contiguous, so that a step reads them in two streams; tied L2 keeps
+// only its keys, which are its queries, and its values are mixed from them (blockWeights.mix).
 type blockCache[T ops.Float] struct {
-	k, v []T // (B, H, T, d): keys (tied L2: the queries x W^Q) and values
+	k, v []T // (B, H, T, d): keys (tied L2: the queries x W^Q) and values (nil for tied L2)
 	kn   []T // (B, H, T): squared norms of the keys (L2 only)
 }
 
@@ -84,7 +86,10 @@ func newDecoder[T ops.Float](m *Model, b int) (*decoder[T], error) {
 			wo: packWeights(false, d, d, bw.wo, d), fc: packWeights(false, d, f, bw.fc, f), proj: packWeights(false, f, d, bw.proj, d)})
 	}
 	for _, bw := range blocks {
-		bc := blockCache[T]{k: make([]T, bt*d), v: make([]T, bt*d)}
+		bc := blockCache[T]{k: make([]T, bt*d)}
+		if bw.mix == nil {
+			bc.v = make([]T, bt*d)
+		}
 		if bw.kind != ops.DotProduct {
 			bc.kn = make([]T, b*c.Heads*t)
 		}
@@ -118,7 +123,7 @@ func (dc *decoder[T]) run(tokens [][]int, pos int) [][]float64 {
 	n, procs := len(tokens[0]), runtime.GOMAXPROCS(0)
 	for len(dc.attn) < procs {
 		t := dc.cfg.Context
-		dc.attn = append(dc.attn, attnScratch[T]{logit: make([]T, t*t), qn: make([]T, t)})
+		dc.attn = append(dc.attn, attnScratch[T]{logit: make([]T, t*t), qn: make([]T, t), pq: make([]T, t*dc.hd)})
 	}
 	out := make([][]float64, dc.b)
 	batched := dc.b > 1
@@ -234,7 +239,10 @@ func (dc *decoder[T]) attention(l lane, b *blockWeights[T], pk *blockPacks, c *b
 	attend := func(w, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			s := l.lo + i
-			cs := blockCache[T]{k: c.k[s*per : (s+1)*per], v: c.v[s*per : (s+1)*per]}
+			cs := blockCache[T]{k: c.k[s*per : (s+1)*per]}
+			if c.v != nil {
+				cs.v = c.v[s*per : (s+1)*per]
+			}
 			if c.kn != nil {
 				cs.kn = c.kn[s*dc.heads*t : (s+1)*dc.heads*t]
 			}
@@ -249,25 +257,31 @@ func (dc *decoder[T]) attention(l lane, b *blockWeights[T], pk *blockPacks, c *b
 	mulW(l, pk.wo, false, l.rows(), d, d, 1, concat, d, b.wo, d, 0, of(dc.y, l, d), d)
 }
 
-// attendSequence writes into concat (n, D) the heads' P v of one sequence's n new rows at
-// positions pos.., whose projections proj (n, k*D) it first adds to the sequence's cache c
-// (keys and values of the positions before them), with the scratch sc; its products use
-// other goroutines only with par. Sequences are attended to in parallel: it writes nothing
-// shared.
+// attendSequence writes into concat (n, D) the heads' P v (tied L2: (P Q_h) M_h) of one
+// sequence's n new rows at positions pos.., whose projections proj (n, k*D) it first adds
+// to the sequence's cache c (keys and values of the positions before them), with the
+// scratch sc; its products use other goroutines only with par. Sequences are attended to
+// in parallel: it writes nothing shared.
 func (dc *decoder[T]) attendSequence(par bool, b *blockWeights[T], c *blockCache[T], sc *attnScratch[T], proj, concat []T, n, pos int) {
 	d, hd, t := dc.width, dc.hd, dc.cfg.Context
 	ld := len(b.packed) / d // k*D
-	kOff, vOff := d, 2*d
+	kOff, vOff := d, 2*d    // [Q | K | V]
 	if b.kind == ops.L2 {
-		kOff, vOff = 0, d
+		kOff = 0 // [Q]: the keys are the queries
 	}
 	m := pos + n // keys visible to the last new row
 	scale := T(1 / math.Sqrt(float64(hd)))
 	for h := 0; h < dc.heads; h++ {
-		k, v := c.k[h*t*hd:(h+1)*t*hd], c.v[h*t*hd:(h+1)*t*hd] // (T, d)
+		k := c.k[h*t*hd : (h+1)*t*hd] // (T, d)
 		for i := 0; i < n; i++ {
 			copy(k[(pos+i)*hd:(pos+i+1)*hd], proj[i*ld+kOff+h*hd:])
-			copy(v[(pos+i)*hd:(pos+i+1)*hd], proj[i*ld+vOff+h*hd:])
+		}
+		v := k // tied L2: the values are mixed from P k below
+		if b.mix == nil {
+			v = c.v[h*t*hd : (h+1)*t*hd] // (T, d)
+			for i := 0; i < n; i++ {
+				copy(v[(pos+i)*hd:(pos+i+1)*hd], proj[i*ld+vOff+h*hd:])
+			}
 		}
 		q := proj[h*hd:]    // (n, d), stride k*D
 		s := sc.logit[:n*m] // (n, m)
@@ -298,10 +312,23 @@ func (dc *decoder[T]) attendSequence(par bool, b *blockWeights[T], c *blockCache
 		for i := 0; i < n; i++ {
 			ops.SoftmaxRow(s[i*m:(i+1)*m], s[i*m:(i+1)*m], pos+i+1)
 		}
+		pv, ldp := concat[h*hd:], d // (n, d): P v
+		if b.mix != nil {
+			pv, ldp = sc.pq, hd
+		}
 		if n == 1 {
-			ops.WeightedRowSum(concat[h*hd:(h+1)*hd], s, v[:m*hd])
+			ops.WeightedRowSum(pv[:hd], s, v[:m*hd])
 		} else {
-			mul(par, false, n, hd, m, 1, s, m, v, hd, 0, concat[h*hd:], d)
+			mul(par, false, n, hd, m, 1, s, m, v, hd, 0, pv, ldp)
+		}
+		if b.mix == nil {
+			continue
+		}
+		mix := b.mix[h*hd*hd : (h+1)*hd*hd] // (d, d): head h is (P Q_h) M_h
+		if n == 1 {
+			ops.WeightedRowSum(concat[h*hd:(h+1)*hd], pv[:hd], mix)
+		} else {
+			mul(par, false, n, hd, hd, 1, pv, ldp, mix, hd, 0, concat[h*hd:], d)
 		}
 	}
 }

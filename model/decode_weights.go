@@ -11,11 +11,15 @@ import (
 )
 
 // blockWeights are the weights one block applies to a row, as the Decoder keeps them: the
-// ones computed from parameters (tied L2 value maps, spectral normalisations, the
-// contractive scale) evaluated once by the ops that the model's graphs use.
+// ones computed from parameters (spectral normalisations, the contractive scale) evaluated
+// once by the ops that the model's graphs use.
 type blockWeights[T ops.Float] struct {
-	kind       ops.AttentionKind
-	packed     []T // (D, k*D): [W^Q | W^K | W^V], or for tied L2 [W^Q | L2Values(W^Q, W^V)]
+	kind   ops.AttentionKind
+	packed []T // (D, k*D): [W^Q | W^K | W^V], or for tied L2 W^Q alone
+	// mix is tied L2's value maps M_h (ops.L2Mix), (H, d, d): head h is P Q_h M_h, the same
+	// as the layer's P X L2Values(W^Q, W^V) up to rounding, so that only the queries Q_h are
+	// cached. nil for the other kinds.
+	mix        []T
 	wo         []T // (D, D), times the contractive scale min(1, c / UB_inf) if any
 	fc, fcB    []T // (D, F), (F)
 	proj, prjB []T // (F, D), (D)
@@ -41,7 +45,8 @@ func lnWeightsOf[T ops.Float](ln *layers.LayerNorm) *lnWeights[T] {
 // parameters.
 type blockNodes struct {
 	kind                 ops.AttentionKind
-	packed               G.Nodes // (D, D) each
+	packed               G.Nodes // (D, D) each: W^Q, W^K, W^V, or for tied L2 W^Q alone
+	wv                   *G.Node // (D, D): tied L2's value map, for its mix; nil otherwise
 	wo                   *G.Node // (D, D)
 	fc, fcB, proj, projB *G.Node
 	elu                  bool
@@ -80,6 +85,12 @@ func blockWeightsOf[T ops.Float](m *Model) ([]blockWeights[T], error) {
 		w := &out[i]
 		w.kind, w.elu, w.ln1, w.ln2 = bn.kind, bn.elu, lnWeightsOf[T](bn.ln1), lnWeightsOf[T](bn.ln2)
 		w.packed = concatColumns[T](bn.packed)
+		if bn.wv != nil {
+			d := m.Cfg.Width
+			if w.mix, err = ops.L2Mix(valueOf[T](bn.packed[0]), valueOf[T](bn.wv), d, d, m.Cfg.Heads); err != nil {
+				return nil, fmt.Errorf("decoder weights: %w", err)
+			}
+		}
 		w.wo, w.fc, w.fcB, w.proj, w.prjB = valueOf[T](bn.wo), valueOf[T](bn.fc), valueOf[T](bn.fcB), valueOf[T](bn.proj), valueOf[T](bn.projB)
 	}
 	return out, nil
@@ -93,8 +104,7 @@ func plainBlockNodes(g *layers.Graph, b *layers.Block) (blockNodes, error) {
 	if err != nil {
 		return bn, err
 	}
-	bn.packed, bn.wo, err = attentionNodes(w, b.Attn.LipC)
-	return bn, err
+	return bn, bn.setAttention(w, b.Attn.LipC)
 }
 
 // invertibleBlockNodes adds the weights of an invertible block to g: the attention
@@ -105,7 +115,7 @@ func invertibleBlockNodes(g *layers.Graph, b *layers.InvertibleBlock) (blockNode
 	if err != nil {
 		return bn, err
 	}
-	if bn.packed, bn.wo, err = attentionNodes(w, b.Attn.LipC); err != nil {
+	if err := bn.setAttention(w, b.Attn.LipC); err != nil {
 		return bn, err
 	}
 	if bn.fc, err = b.MLP.Fc.SN.Weight(g, b.MLP.Fc.C); err != nil {
@@ -115,15 +125,21 @@ func invertibleBlockNodes(g *layers.Graph, b *layers.InvertibleBlock) (blockNode
 	return bn, err
 }
 
-// attentionNodes are an attention layer's packed projection blocks and output map, with a
-// contractive layer's scale min(1, c / UB_inf) folded into the output map (ops.Contract
-// on W^O rather than on the output: the same product).
-func attentionNodes(w layers.AttnWeights, c float64) (G.Nodes, *G.Node, error) {
-	if w.Bound == nil {
-		return w.Packed, w.WO, nil
+// setAttention sets bn's attention weights from an attention layer's: its packed
+// projection blocks (for tied L2 W^Q alone, and W^V for the mix), and its output map with a
+// contractive layer's scale min(1, c / UB_inf) folded in (ops.Contract on W^O rather than
+// on the output: the same product).
+func (bn *blockNodes) setAttention(w layers.AttnWeights, c float64) error {
+	bn.packed, bn.wo = w.Packed, w.WO
+	if bn.kind == ops.L2 {
+		bn.packed, bn.wv = w.Packed[:1], w.WV
 	}
-	wo, err := ops.Contract(w.WO, w.Bound, c)
-	return w.Packed, wo, err
+	if w.Bound == nil {
+		return nil
+	}
+	var err error
+	bn.wo, err = ops.Contract(w.WO, w.Bound, c)
+	return err
 }
 
 // valueOf copies the value of an evaluated node.
