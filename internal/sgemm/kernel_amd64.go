@@ -8,11 +8,30 @@ import "golang.org/x/sys/cpu"
 //go:noescape
 func kernel6x16AVX2(depth int, ap, bp, c *float32, ldc int, beta float32)
 
-// kernelAVX2 is kernel6x16AVX2 as a kernel, with the slice bounds checked in Go.
-func kernelAVX2(depth int, ap, bp, c []float32, ldc int, beta float32) {
+// kernel2x16AVX2 and kernel4x16AVX2 are kernel6x16AVX2 for the first 2 or 4 rows of the
+// tile, with beta 0: each row is computed as kernel6x16AVX2 computes it.
+//
+//go:noescape
+func kernel2x16AVX2(depth int, ap, bp, c *float32, ldc int)
+
+//go:noescape
+func kernel4x16AVX2(depth int, ap, bp, c *float32, ldc int)
+
+// kernelAVX2 is the AVX2 kernels as a kernel, with the slice bounds checked in Go: a tile
+// of up to 2 or 4 rows goes to the short kernels, which cost about a third and two thirds
+// of the 6 x 16 one (the last tile of 32 rows, as in a lane of a 64-sequence decoder step,
+// has 2).
+func kernelAVX2(depth, rows int, ap, bp, c []float32, ldc int, beta float32) {
 	_, _ = ap[depth*mr-1], bp[depth*nr-1]
 	_ = c[(mr-1)*ldc+nr-1]
-	kernel6x16AVX2(depth, &ap[0], &bp[0], &c[0], ldc, beta)
+	switch {
+	case rows <= 2 && beta == 0:
+		kernel2x16AVX2(depth, &ap[0], &bp[0], &c[0], ldc)
+	case rows <= 4 && beta == 0:
+		kernel4x16AVX2(depth, &ap[0], &bp[0], &c[0], ldc)
+	default:
+		kernel6x16AVX2(depth, &ap[0], &bp[0], &c[0], ldc, beta)
+	}
 }
 
 // bestKernel is the fastest micro-kernel this processor runs: the AVX2 one if it has AVX2

@@ -122,3 +122,125 @@ overwrite:
 	OVERWRITE(Y10, Y11)
 	VZEROUPPER
 	RET
+
+// The short kernels compute the first 2 or 4 rows of the tile for a panel cut by the edge
+// of A, with the registers of its first rows and packed A's layout (6 floats per step):
+// each row's sums are the same chain of FMAs as in the 6 x 16 kernel, so a row's result
+// does not depend on which kernel computes it. They always overwrite c (the tile).
+
+// STEP2 is STEP for rows 0 and 1.
+#define STEP2(ao, bo) \
+	VMOVUPS      bo(DX), Y12; \
+	VMOVUPS      bo+32(DX), Y13; \
+	VBROADCASTSS ao(SI), Y14; \
+	VFMADD231PS  Y12, Y14, Y0; \
+	VFMADD231PS  Y13, Y14, Y1; \
+	VBROADCASTSS ao+4(SI), Y15; \
+	VFMADD231PS  Y12, Y15, Y2; \
+	VFMADD231PS  Y13, Y15, Y3
+
+// STEP4 is STEP for rows 0 to 3.
+#define STEP4(ao, bo) \
+	STEP2(ao, bo); \
+	VBROADCASTSS ao+8(SI), Y14; \
+	VFMADD231PS  Y12, Y14, Y4; \
+	VFMADD231PS  Y13, Y14, Y5; \
+	VBROADCASTSS ao+12(SI), Y15; \
+	VFMADD231PS  Y12, Y15, Y6; \
+	VFMADD231PS  Y13, Y15, Y7
+
+// func kernel2x16AVX2(depth int, ap, bp, c *float32, ldc int)
+TEXT ·kernel2x16AVX2(SB), NOSPLIT, $0-40
+	MOVQ depth+0(FP), CX
+	MOVQ ap+8(FP), SI
+	MOVQ bp+16(FP), DX
+	MOVQ c+24(FP), DI
+	MOVQ ldc+32(FP), R8
+	SHLQ $2, R8
+
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+	MOVQ CX, R9
+	SHRQ $2, R9
+	JZ   tail2
+
+loop2x4:
+	STEP2(0, 0)
+	STEP2(24, 64)
+	STEP2(48, 128)
+	STEP2(72, 192)
+	ADDQ $96, SI
+	ADDQ $256, DX
+	DECQ R9
+	JNZ  loop2x4
+
+tail2:
+	ANDQ $3, CX
+	JZ   store2
+
+loop2x1:
+	STEP2(0, 0)
+	ADDQ $24, SI
+	ADDQ $64, DX
+	DECQ CX
+	JNZ  loop2x1
+
+store2:
+	OVERWRITE(Y0, Y1)
+	OVERWRITE(Y2, Y3)
+	VZEROUPPER
+	RET
+
+// func kernel4x16AVX2(depth int, ap, bp, c *float32, ldc int)
+TEXT ·kernel4x16AVX2(SB), NOSPLIT, $0-40
+	MOVQ depth+0(FP), CX
+	MOVQ ap+8(FP), SI
+	MOVQ bp+16(FP), DX
+	MOVQ c+24(FP), DI
+	MOVQ ldc+32(FP), R8
+	SHLQ $2, R8
+
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+	MOVQ CX, R9
+	SHRQ $2, R9
+	JZ   tail4
+
+loop4x4:
+	STEP4(0, 0)
+	STEP4(24, 64)
+	STEP4(48, 128)
+	STEP4(72, 192)
+	ADDQ $96, SI
+	ADDQ $256, DX
+	DECQ R9
+	JNZ  loop4x4
+
+tail4:
+	ANDQ $3, CX
+	JZ   store4
+
+loop4x1:
+	STEP4(0, 0)
+	ADDQ $24, SI
+	ADDQ $64, DX
+	DECQ CX
+	JNZ  loop4x1
+
+store4:
+	OVERWRITE(Y0, Y1)
+	OVERWRITE(Y2, Y3)
+	OVERWRITE(Y4, Y5)
+	OVERWRITE(Y6, Y7)
+	VZEROUPPER
+	RET

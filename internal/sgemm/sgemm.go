@@ -44,11 +44,13 @@ const (
 	nc = 1024
 )
 
-// kernel computes the mr x nr block c = ap * bp + beta * c, where ap is a packed kc-deep
-// panel of A (mr values per step of k) and bp a packed panel of B (nr values per step of k),
-// both at least depth steps long; c has row stride ldc. With beta == 0 the old contents of
-// c are not read, so NaN and Inf there are overwritten.
-type kernel func(depth int, ap, bp, c []float32, ldc int, beta float32)
+// kernel computes the first rows (1..mr) rows of the mr x nr block c = ap * bp + beta * c,
+// where ap is a packed kc-deep panel of A (mr values per step of k) and bp a packed panel
+// of B (nr values per step of k), both at least depth steps long; c has row stride ldc
+// and mr rows, of which the kernel may compute more than asked. A row's result does not
+// depend on rows. With beta == 0 the old contents of c are not read, so NaN and Inf there
+// are overwritten.
+type kernel func(depth, rows int, ap, bp, c []float32, ldc int, beta float32)
 
 // buffers are the packing buffers of one call, reused across calls through free.
 type buffers struct {
@@ -327,10 +329,10 @@ func macro(kern kernel, buf *buffers, bpack []float32, mb, nb, kb int, c []float
 			ap := buf.a[ip*kb : (ip+mr)*kb]
 			rows := min(mr, mb-ip)
 			if rows == mr && cols == nr {
-				kern(kb, ap, bp, c[ip*ldc+jp:], ldc, beta)
+				kern(kb, mr, ap, bp, c[ip*ldc+jp:], ldc, beta)
 				continue
 			}
-			kern(kb, ap, bp, buf.tile[:], nr, 0)
+			kern(kb, rows, ap, bp, buf.tile[:], nr, 0)
 			for r := range rows {
 				dst := c[(ip+r)*ldc+jp : (ip+r)*ldc+jp+cols]
 				src := buf.tile[r*nr : r*nr+cols]

@@ -144,6 +144,30 @@ func TestSmall(t *testing.T) {
 	}
 }
 
+// TestEdgeRowsMatchFullTiles: a row of C is bit-identical whether a tile cut by the edge
+// of A (1..mr-1 rows: the AVX2 kernel's short variants) or a full tile computes it, so that
+// a batch decoder's logits do not depend on how its sequences are split between cores.
+func TestEdgeRowsMatchFullTiles(t *testing.T) {
+	const k, n = 37, 40 // 9 steps of 4 and 1 more; column tiles of 16, 16 and 8
+	for name, kern := range kernels() {
+		rng := rand.New(rand.NewPCG(9, 10))
+		a, b := randSlice(rng, 2*mr*k), randSlice(rng, k*n)
+		full := make([]float32, 2*mr*n)
+		gemm(kern, blas.NoTrans, blas.NoTrans, 2*mr, n, k, 0.7, a, k, b, n, 0, full, n)
+		for m := 1; m < mr; m++ {
+			for _, off := range []int{0, 2*mr - m} {
+				part := make([]float32, m*n)
+				gemm(kern, blas.NoTrans, blas.NoTrans, m, n, k, 0.7, a[off*k:], k, b, n, 0, part, n)
+				for i, v := range part {
+					if w := full[off*n+i]; math.Float32bits(v) != math.Float32bits(w) {
+						t.Fatalf("%s: row %d of %d rows alone, column %d: %v, in a full tile %v", name, off+i/n, m, i%n, v, w)
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestScalars: every alpha and beta on one size with edge tiles in both directions.
 func TestScalars(t *testing.T) {
 	for name, kern := range kernels() {
