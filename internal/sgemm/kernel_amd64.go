@@ -18,9 +18,9 @@ func kernel2x16AVX2(depth int, ap, bp, c *float32, ldc int)
 func kernel4x16AVX2(depth int, ap, bp, c *float32, ldc int)
 
 // kernelAVX2 is the AVX2 kernels as a kernel, with the slice bounds checked in Go: a tile
-// of up to 2 or 4 rows goes to the short kernels, which cost about a third and two thirds
-// of the 6 x 16 one (the last tile of 32 rows, as in a lane of a 64-sequence decoder step,
-// has 2).
+// of up to 2 or 4 rows with beta 0 (macro's edge tiles, computed into its tile buffer)
+// goes to a short kernel, which skips the padding rows of packed A (the last tile of 32
+// rows, as in a lane of a 64-sequence decoder step, has 2).
 func kernelAVX2(depth, rows int, ap, bp, c []float32, ldc int, beta float32) {
 	_, _ = ap[depth*mr-1], bp[depth*nr-1]
 	_ = c[(mr-1)*ldc+nr-1]

@@ -4,7 +4,7 @@ package sgemm
 // without AVX2 and FMA and for other architectures. It computes the tile in blocks of
 // 2 rows x 4 columns whose eight sums are local variables (registers, with the two values
 // of A and four of B of a step: 14 of the 16 registers of amd64), one pass over the packed
-// panels per block, for the first rows rows rounded up to even.
+// panels per block, for the first rows rows rounded up to even (mr is even).
 func kernelGo(depth, rows int, ap, bp, c []float32, ldc int, beta float32) {
 	ap, bp = ap[:depth*mr], bp[:depth*nr]
 	for r := 0; r < rows; r += 2 {

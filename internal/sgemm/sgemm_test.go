@@ -122,8 +122,9 @@ var (
 )
 
 // TestSmall: every size 1..70 along each dimension in turn (the others at sizes that cut
-// tiles as well), which covers every edge tile of the 6 x 16 kernel, every transpose
-// combination, alpha and beta, with and without padded leading dimensions.
+// tiles as well), which covers every edge tile (and so the AVX2 kernel's 2- and 4-row
+// variants), every transpose combination, alpha and beta, with and without padded leading
+// dimensions.
 func TestSmall(t *testing.T) {
 	for name, kern := range kernels() {
 		t.Run(name, func(t *testing.T) {
@@ -145,22 +146,30 @@ func TestSmall(t *testing.T) {
 }
 
 // TestEdgeRowsMatchFullTiles: a row of C is bit-identical whether a tile cut by the edge
-// of A (1..mr-1 rows: the AVX2 kernel's short variants) or a full tile computes it, so that
+// of A (1..mr-1 rows: the AVX2 kernel's short variants) or a full tile computes it, for
+// beta 0 and 1 (a full tile adds beta C in its FMA, an edge tile after it: the same
+// for these two), and with depth beyond kc, whose later blocks accumulate with beta 1. So
 // a batch decoder's logits do not depend on how its sequences are split between cores.
 func TestEdgeRowsMatchFullTiles(t *testing.T) {
-	const k, n = 37, 40 // 9 steps of 4 and 1 more; column tiles of 16, 16 and 8
+	const n = 40 // column tiles of 16, 16 and 8
 	for name, kern := range kernels() {
 		rng := rand.New(rand.NewPCG(9, 10))
-		a, b := randSlice(rng, 2*mr*k), randSlice(rng, k*n)
-		full := make([]float32, 2*mr*n)
-		gemm(kern, blas.NoTrans, blas.NoTrans, 2*mr, n, k, 0.7, a, k, b, n, 0, full, n)
-		for m := 1; m < mr; m++ {
-			for _, off := range []int{0, 2*mr - m} {
-				part := make([]float32, m*n)
-				gemm(kern, blas.NoTrans, blas.NoTrans, m, n, k, 0.7, a[off*k:], k, b, n, 0, part, n)
-				for i, v := range part {
-					if w := full[off*n+i]; math.Float32bits(v) != math.Float32bits(w) {
-						t.Fatalf("%s: row %d of %d rows alone, column %d: %v, in a full tile %v", name, off+i/n, m, i%n, v, w)
+		for _, c := range []struct {
+			k    int // 37: 9 steps of 4 and 1 more; 300: a second block of 44
+			beta float32
+		}{{37, 0}, {37, 1}, {kc + 44, 0}, {kc + 44, 1}} {
+			k := c.k
+			a, b, c0 := randSlice(rng, 2*mr*k), randSlice(rng, k*n), randSlice(rng, 2*mr*n)
+			full := append([]float32(nil), c0...)
+			gemm(kern, blas.NoTrans, blas.NoTrans, 2*mr, n, k, 0.7, a, k, b, n, c.beta, full, n)
+			for m := 1; m < mr; m++ {
+				for _, off := range []int{0, 2*mr - m} {
+					part := append([]float32(nil), c0[off*n:(off+m)*n]...)
+					gemm(kern, blas.NoTrans, blas.NoTrans, m, n, k, 0.7, a[off*k:], k, b, n, c.beta, part, n)
+					for i, v := range part {
+						if w := full[off*n+i]; math.Float32bits(v) != math.Float32bits(w) {
+							t.Fatalf("%s, k %d, beta %v: row %d of %d rows alone, column %d: %v, in a full tile %v", name, k, c.beta, off+i/n, m, i%n, v, w)
+						}
 					}
 				}
 			}
