@@ -14,21 +14,21 @@ import "fmt"
 // once the caches outgrow the processor's. Per layer and head it caches what later
 // positions attend to: the key and value of every position, and for L2 the keys' squared
 // norms. Tied L2 caches its keys alone, which are its queries q_j = x_j W^{Q,h}: its head
-// P X A_h W^{V,h} is (P Q_h) M_h with M_h = (W^{Q,h})^T W^{V,h} / sqrt(d) (d, d), so a step
-// reads half the bytes of dp's.
+// P X A_h W^{V,h} is (P Q_h) M_h with M_h = (W^{Q,h})^T W^{V,h} / sqrt(d) (d, d), and the
+// M_h are folded into W^O once, so a step reads half the cache that dp's reads.
 //
 // The decoder holds a copy of the weights the model applies, those computed from its
-// parameters (spectral normalisations, the contractive scale, tied L2's M_h) evaluated
-// once by the model's own ops: make a new decoder after the parameters change.
-// It computes in the model's dtype (float32 for use, float64 for tests) with the ops'
-// kernels: a batch's products with the weights, and a prefill's, by ops.GemmPacked or,
-// on a core's share of the batch, ops.GemmPackedSerial on float32 weights packed once
-// (internal/sgemm, in both BLAS builds, where the processor has its AVX2 kernel); the one
-// row of a one-sequence step by ops.Gemv; the attention of a step to the cache by
-// ops.DotRows and ops.WeightedRowSum, of a prefill by ops.Gemm or ops.GemmSerial; and
-// ops.LayerNormRows, ops.SoftmaxRow, .... Positions are absolute and at most the context
-// T: when the cache is full, start again with Prefill (Generate's windows do). A Decoder
-// is not safe for concurrent use.
+// parameters (spectral normalisations, the contractive scale) evaluated once by the model's
+// own ops, and tied L2's W^O with the M_h folded in (ops.L2Mix): make a new decoder after
+// the parameters change. It computes in the model's dtype (float32 for use, float64 for
+// tests) with the ops' kernels: a batch's products with the weights, and a prefill's, by
+// ops.GemmPacked or, on a core's share of the batch, ops.GemmPackedSerial on float32
+// weights packed once (internal/sgemm, in both BLAS builds, where the processor has its
+// AVX2 kernel); the one row of a one-sequence step by ops.Gemv; the attention of a step to
+// the cache by ops.DotRows and ops.WeightedRowSum, of a prefill by ops.Gemm or
+// ops.GemmSerial; and ops.LayerNormRows, ops.SoftmaxRow, .... Positions are absolute and at
+// most the context T: when the cache is full, start again with Prefill (Generate's windows
+// do). A Decoder is not safe for concurrent use.
 type Decoder struct {
 	net decoderNet
 }
@@ -50,7 +50,7 @@ func (m *Model) NewDecoder() (*Decoder, error) { return m.NewBatchDecoder(1) }
 
 // NewBatchDecoder makes a decoder of b sequences decoded in step, with empty caches. It
 // holds b T (7D + 2F) values of scratch, 2 b T D cached per layer (keys and values; tied
-// L2 b T D, its keys) and b H T keys' squared norms per L2 layer, T (T + 1 + d) of
+// L2 b T D, its keys) and b H T keys' squared norms per L2 layer, T (T + 1) of
 // attention scratch per goroutine, and its copy of the weights, in float32 a second,
 // packed copy of each matrix.
 func (m *Model) NewBatchDecoder(b int) (*Decoder, error) {

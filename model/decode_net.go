@@ -41,7 +41,6 @@ type decoder[T ops.Float] struct {
 type attnScratch[T ops.Float] struct {
 	logit []T // (T, T): one head's attention logits, then probabilities
 	qn    []T // (T): squared norms of the new queries of one head (untied L2)
-	pq    []T // (T, d): one head's P Q_h (tied L2)
 }
 
 // blockPacks are a block's weight matrices packed once for products of several rows
@@ -50,7 +49,7 @@ type blockPacks struct{ packed, wo, fc, proj *ops.PackedWeights }
 
 // blockCache is what one block keeps of the cached positions, each sequence's and head's
 // keys and values contiguous, so that a step reads them in two streams; tied L2 keeps
-// only its keys, which are its queries, and its values are mixed from them (blockWeights.mix).
+// only its keys, which are its queries and serve as its values (blockWeights.wo).
 type blockCache[T ops.Float] struct {
 	k, v []T // (B, H, T, d): keys (tied L2: the queries x W^Q) and values (nil for tied L2)
 	kn   []T // (B, H, T): squared norms of the keys (L2 only)
@@ -87,7 +86,7 @@ func newDecoder[T ops.Float](m *Model, b int) (*decoder[T], error) {
 	}
 	for _, bw := range blocks {
 		bc := blockCache[T]{k: make([]T, bt*d)}
-		if bw.mix == nil {
+		if bw.kind != ops.L2 {
 			bc.v = make([]T, bt*d)
 		}
 		if bw.kind != ops.DotProduct {
@@ -123,7 +122,7 @@ func (dc *decoder[T]) run(tokens [][]int, pos int) [][]float64 {
 	n, procs := len(tokens[0]), runtime.GOMAXPROCS(0)
 	for len(dc.attn) < procs {
 		t := dc.cfg.Context
-		dc.attn = append(dc.attn, attnScratch[T]{logit: make([]T, t*t), qn: make([]T, t), pq: make([]T, t*dc.hd)})
+		dc.attn = append(dc.attn, attnScratch[T]{logit: make([]T, t*t), qn: make([]T, t)})
 	}
 	out := make([][]float64, dc.b)
 	batched := dc.b > 1
@@ -226,7 +225,8 @@ func (dc *decoder[T]) residual(l lane, x []T, ln *lnWeights[T]) {
 // dc.y: their packed projections, computed for all rows at once; their keys and values
 // join their sequence's cache; each sequence's and head's logits against its pos+n cached
 // keys go through the causal softmax; and the heads' P v are concatenated and mapped by
-// W^O, for all rows at once. The logits are the Attention op's: dp q.k / sqrt(d), L2
+// W^O, for all rows at once. Tied L2 caches its keys alone (its queries), its heads are
+// P Q_h, and its W^O has the value maps folded in (blockWeights.wo). The logits are the Attention op's: dp q.k / sqrt(d), L2
 // (2 q.k - |q|^2 - |k|^2) / sqrt(d).
 func (dc *decoder[T]) attention(l lane, b *blockWeights[T], pk *blockPacks, c *blockCache[T], in []T) {
 	d, t, n := dc.width, dc.cfg.Context, l.n
@@ -257,7 +257,7 @@ func (dc *decoder[T]) attention(l lane, b *blockWeights[T], pk *blockPacks, c *b
 	mulW(l, pk.wo, false, l.rows(), d, d, 1, concat, d, b.wo, d, 0, of(dc.y, l, d), d)
 }
 
-// attendSequence writes into concat (n, D) the heads' P v (tied L2: (P Q_h) M_h) of one
+// attendSequence writes into concat (n, D) the heads' P v (tied L2: P Q_h) of one
 // sequence's n new rows at positions pos.., whose projections proj (n, k*D) it first adds
 // to the sequence's cache c (keys and values of the positions before them), with the
 // scratch sc; its products use other goroutines only with par. Sequences are attended to
@@ -276,8 +276,8 @@ func (dc *decoder[T]) attendSequence(par bool, b *blockWeights[T], c *blockCache
 		for i := 0; i < n; i++ {
 			copy(k[(pos+i)*hd:(pos+i+1)*hd], proj[i*ld+kOff+h*hd:])
 		}
-		v := k // tied L2: the values are mixed from P k below
-		if b.mix == nil {
+		v := k // tied L2: its keys serve as its values (blockWeights.wo)
+		if b.kind != ops.L2 {
 			v = c.v[h*t*hd : (h+1)*t*hd] // (T, d)
 			for i := 0; i < n; i++ {
 				copy(v[(pos+i)*hd:(pos+i+1)*hd], proj[i*ld+vOff+h*hd:])
@@ -312,23 +312,10 @@ func (dc *decoder[T]) attendSequence(par bool, b *blockWeights[T], c *blockCache
 		for i := 0; i < n; i++ {
 			ops.SoftmaxRow(s[i*m:(i+1)*m], s[i*m:(i+1)*m], pos+i+1)
 		}
-		pv, ldp := concat[h*hd:], d // (n, d): P v
-		if b.mix != nil {
-			pv, ldp = sc.pq, hd
-		}
 		if n == 1 {
-			ops.WeightedRowSum(pv[:hd], s, v[:m*hd])
+			ops.WeightedRowSum(concat[h*hd:(h+1)*hd], s, v[:m*hd])
 		} else {
-			mul(par, false, n, hd, m, 1, s, m, v, hd, 0, pv, ldp)
-		}
-		if b.mix == nil {
-			continue
-		}
-		mix := b.mix[h*hd*hd : (h+1)*hd*hd] // (d, d): head h is (P Q_h) M_h
-		if n == 1 {
-			ops.WeightedRowSum(concat[h*hd:(h+1)*hd], pv[:hd], mix)
-		} else {
-			mul(par, false, n, hd, hd, 1, pv, ldp, mix, hd, 0, concat[h*hd:], d)
+			mul(par, false, n, hd, m, 1, s, m, v, hd, 0, concat[h*hd:], d)
 		}
 	}
 }

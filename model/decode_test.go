@@ -116,17 +116,18 @@ func TestDecoderMatchesTheSampleProgram(t *testing.T) {
 }
 
 // The float32 decoder computes what the float32 program does, to float32 rounding: in the
-// tiny configurations, and with heads 16 wide and a context of 20 (every attention kernel
-// on its vector path: the row kernels, softmax rows of more than 8).
+// tiny configurations after a prefill of 2, and with heads 16 wide and a context of 20
+// after a prefill of 9 (every attention kernel on its vector path: the row kernels,
+// softmax rows of more than 8; prefill products of a full 6-row tile and an edge one).
 func TestDecoderFloat32(t *testing.T) {
 	type shape struct{ width, heads, context int }
 	for _, c := range []struct {
 		arch string
 		shape
-	}{{"dp", shape{}}, {"invertible-l2", shape{}}, {"dp", shape{32, 2, 20}}, {"l2", shape{32, 2, 20}}, {"l2-untied", shape{32, 2, 20}}} {
-		cfg, arch := tiny(c.arch), c.arch
+	}{{"dp", shape{}}, {"invertible-l2", shape{}}, {"dp", shape{32, 2, 20}}, {"l2", shape{32, 2, 20}}, {"l2-untied", shape{32, 2, 20}}, {"contractive-l2", shape{32, 2, 20}}} {
+		cfg, arch, pre := tiny(c.arch), c.arch, 2
 		if c.width > 0 {
-			cfg.Width, cfg.Heads, cfg.Context = c.width, c.heads, c.context
+			cfg.Width, cfg.Heads, cfg.Context, pre = c.width, c.heads, c.context, 9
 			arch = fmt.Sprintf("%s (width %d, %d heads, context %d)", arch, c.width, c.heads, c.context)
 		}
 		m, err := perturbed(t, cfg, 7).WithDtype("float32")
@@ -140,12 +141,12 @@ func TestDecoderFloat32(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := d.Prefill(tokens[:2])
+		got, err := d.Prefill(tokens[:pre])
 		if err != nil {
 			t.Fatal(err)
 		}
-		assertLogits(t, arch+" float32 prefill", got, want[1], 1e-5)
-		for i := 2; i < len(tokens); i++ {
+		assertLogits(t, arch+" float32 prefill", got, want[pre-1], 1e-5)
+		for i := pre; i < len(tokens); i++ {
 			if got, err = d.Step(tokens[i]); err != nil {
 				t.Fatal(err)
 			}
@@ -157,9 +158,9 @@ func TestDecoderFloat32(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		three := [][]int{tokens[:2], tokens[:2], tokens[:2]}
+		three := [][]int{tokens[:pre], tokens[:pre], tokens[:pre]}
 		outs, err := bd.PrefillBatch(three)
-		for i := 2; ; i++ {
+		for i := pre; ; i++ {
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -16,11 +16,10 @@ import (
 type blockWeights[T ops.Float] struct {
 	kind   ops.AttentionKind
 	packed []T // (D, k*D): [W^Q | W^K | W^V], or for tied L2 W^Q alone
-	// mix is tied L2's value maps M_h (ops.L2Mix), (H, d, d): head h is P Q_h M_h, the same
-	// as the layer's P X L2Values(W^Q, W^V) up to rounding, so that only the queries Q_h are
-	// cached. nil for the other kinds.
-	mix        []T
-	wo         []T // (D, D), times the contractive scale min(1, c / UB_inf) if any
+	// wo is W^O (D, D), times the contractive scale min(1, c / UB_inf) if any; for tied L2
+	// blockdiag(M_1, ..., M_H) times that (foldL2Mix), so that the heads' P Q_h map straight
+	// to the output.
+	wo         []T
 	fc, fcB    []T // (D, F), (F)
 	proj, prjB []T // (F, D), (D)
 	elu        bool
@@ -46,7 +45,7 @@ func lnWeightsOf[T ops.Float](ln *layers.LayerNorm) *lnWeights[T] {
 type blockNodes struct {
 	kind                 ops.AttentionKind
 	packed               G.Nodes // (D, D) each: W^Q, W^K, W^V, or for tied L2 W^Q alone
-	wv                   *G.Node // (D, D): tied L2's value map, for its mix; nil otherwise
+	wv                   *G.Node // (D, D): tied L2's value map, for foldL2Mix; nil otherwise
 	wo                   *G.Node // (D, D)
 	fc, fcB, proj, projB *G.Node
 	elu                  bool
@@ -85,13 +84,30 @@ func blockWeightsOf[T ops.Float](m *Model) ([]blockWeights[T], error) {
 		w := &out[i]
 		w.kind, w.elu, w.ln1, w.ln2 = bn.kind, bn.elu, lnWeightsOf[T](bn.ln1), lnWeightsOf[T](bn.ln2)
 		w.packed = concatColumns[T](bn.packed)
+		w.wo, w.fc, w.fcB, w.proj, w.prjB = valueOf[T](bn.wo), valueOf[T](bn.fc), valueOf[T](bn.fcB), valueOf[T](bn.proj), valueOf[T](bn.projB)
 		if bn.wv != nil {
-			d := m.Cfg.Width
-			if w.mix, err = ops.L2Mix(valueOf[T](bn.packed[0]), valueOf[T](bn.wv), d, d, m.Cfg.Heads); err != nil {
+			if w.wo, err = foldL2Mix(valueOf[T](bn.packed[0]), valueOf[T](bn.wv), w.wo, m.Cfg.Width, m.Cfg.Heads); err != nil {
 				return nil, fmt.Errorf("decoder weights: %w", err)
 			}
 		}
-		w.wo, w.fc, w.fcB, w.proj, w.prjB = valueOf[T](bn.wo), valueOf[T](bn.fc), valueOf[T](bn.fcB), valueOf[T](bn.proj), valueOf[T](bn.projB)
+	}
+	return out, nil
+}
+
+// foldL2Mix returns blockdiag(M_1, ..., M_H) wo for tied L2's value maps M_h of wq and wv
+// (ops.L2Mix) and its output map wo, all (D, D). Head h of the layer is P X A_h W^{V,h} =
+// (P Q_h) M_h with Q_h = X W^{Q,h} (SPEC section 2), so the heads' P Q_h side by side,
+// times the result, are the layer's output: a decoder caches the queries Q_h alone, which
+// are also the keys, and a step reads half the cache that dp's does.
+func foldL2Mix[T ops.Float](wq, wv, wo []T, width, heads int) ([]T, error) {
+	mix, err := ops.L2Mix(wq, wv, width, width, heads) // (H, d, d)
+	if err != nil {
+		return nil, err
+	}
+	d := width / heads
+	out := make([]T, width*width)
+	for h := range heads {
+		ops.Gemm(false, false, d, width, d, 1, mix[h*d*d:], d, wo[h*d*width:], width, 0, out[h*d*width:], width)
 	}
 	return out, nil
 }
@@ -104,7 +120,8 @@ func plainBlockNodes(g *layers.Graph, b *layers.Block) (blockNodes, error) {
 	if err != nil {
 		return bn, err
 	}
-	return bn, bn.setAttention(w, b.Attn.LipC)
+	err = bn.setAttention(w, b.Attn.LipC)
+	return bn, err
 }
 
 // invertibleBlockNodes adds the weights of an invertible block to g: the attention
@@ -115,7 +132,7 @@ func invertibleBlockNodes(g *layers.Graph, b *layers.InvertibleBlock) (blockNode
 	if err != nil {
 		return bn, err
 	}
-	if err := bn.setAttention(w, b.Attn.LipC); err != nil {
+	if err = bn.setAttention(w, b.Attn.LipC); err != nil {
 		return bn, err
 	}
 	if bn.fc, err = b.MLP.Fc.SN.Weight(g, b.MLP.Fc.C); err != nil {
@@ -126,7 +143,7 @@ func invertibleBlockNodes(g *layers.Graph, b *layers.InvertibleBlock) (blockNode
 }
 
 // setAttention sets bn's attention weights from an attention layer's: its packed
-// projection blocks (for tied L2 W^Q alone, and W^V for the mix), and its output map with a
+// projection blocks (for tied L2 W^Q alone, and W^V for foldL2Mix), and its output map with a
 // contractive layer's scale min(1, c / UB_inf) folded in (ops.Contract on W^O rather than
 // on the output: the same product).
 func (bn *blockNodes) setAttention(w layers.AttnWeights, c float64) error {

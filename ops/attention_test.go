@@ -273,6 +273,30 @@ func TestL2MixAgainstPlainSums(t *testing.T) {
 			}
 		}
 	}
+	// L2Values is wq's column blocks times the M_h
+	g := G.NewGraph()
+	y, err := L2Values(G.NodeFromAny(g, tensor.New(tensor.WithShape(rows, cols), tensor.WithBacking(wq)), G.WithName("wq")),
+		G.NodeFromAny(g, tensor.New(tensor.WithShape(rows, cols), tensor.WithBacking(wv)), G.WithName("wv")), heads)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := G.NewTapeMachine(g)
+	defer m.Close()
+	if err := m.RunAll(); err != nil {
+		t.Fatal(err)
+	}
+	want := make([][]float64, rows)
+	for r := range rows {
+		want[r] = make([]float64, cols)
+		for h := range heads {
+			for b := range d {
+				for a := range d {
+					want[r][h*d+b] += wq[r*cols+h*d+a] * got[h*d*d+a*d+b]
+				}
+			}
+		}
+	}
+	assertClose(t, "L2Values against wq M_h", toF64(y.Value()), want, 1e-13)
 	if _, err := L2Mix(wq, wv, rows, cols, 4); err == nil {
 		t.Fatal("6 columns split into 4 heads: want an error")
 	}

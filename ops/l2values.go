@@ -132,7 +132,7 @@ func l2ValuesKernel[T Float](op *l2ValuesOp, out []T, in [][]T, shape tensor.Sha
 // attention is P Q_h M_h, so that an incremental decoder needs to keep only the queries
 // Q_h = X W^{Q,h} of past positions: L2Values(wq, wv) is wq's column blocks times these.
 func L2Mix[T Float](wq, wv []T, rows, cols, heads int) ([]T, error) {
-	if rows < 1 || heads < 1 || cols%heads != 0 || len(wq) != rows*cols || len(wv) != rows*cols {
+	if rows < 1 || cols < 1 || heads < 1 || cols%heads != 0 || len(wq) != rows*cols || len(wv) != rows*cols {
 		return nil, fmt.Errorf("l2 mix: wq of %d and wv of %d elements as (%d, %d) with %d heads, want both (D, D'), D' a multiple of the heads", len(wq), len(wv), rows, cols, heads)
 	}
 	d := cols / heads

@@ -55,6 +55,7 @@ func countFLOPs(cfg model.Config, batch int) (flopCount, error) {
 type flopShape struct {
 	d, hd  float64 // width D and head width d
 	row    float64 // a layer's products per row, outside attention: 2*D*(k*D) + 2*D*D + 4*D*F
+	fill   float64 // the decoder's row: as row, but tied L2 projects by W^Q alone (k = 1)
 	head   float64 // the head's per row: 2*D*V
 	tiedL2 bool
 }
@@ -78,25 +79,30 @@ func shapeOf(cfg model.Config) (flopShape, error) {
 	default:
 		return flopShape{}, fmt.Errorf("flops: unknown architecture %q", cfg.Arch)
 	}
-	return flopShape{d: d, hd: d / float64(cfg.Heads), row: 2*d*k*d + 2*d*d + 4*d*f, head: 2 * d * v, tiedL2: tiedL2}, nil
+	row := 2*d*k*d + 2*d*d + 4*d*f
+	fill := row
+	if tiedL2 {
+		fill = 2*d*d + 2*d*d + 4*d*f
+	}
+	return flopShape{d: d, hd: d / float64(cfg.Heads), row: row, fill: fill, head: 2 * d * v, tiedL2: tiedL2}, nil
 }
 
 // countFillFLOPs counts the matrix-product FLOPs of generating with the decoder until the
 // context T is full: a prefill of p positions, then single steps at cache lengths m =
 // p+1..T, which yield T - p + 1 tokens. With p = T/2+1 that is one cycle of the shift
-// window (T - T/2 tokens). Per layer a prefill of n rows costs n rows of
+// window (T - T/2 tokens). Per layer a prefill of n rows costs n rows of the decoder's
 // products and 4*n*n*D of attention (Q K^T and P V over the n cached keys), a step one row
-// and 4*m*D; each yields one row of the head. The tied L2 value weights are computed once
-// per decoder, not per fill.
+// and 4*m*D; each yields one row of the head. Tied L2's decoder projects by W^Q alone, its
+// value maps folded into W^O once per decoder, not per fill.
 func countFillFLOPs(cfg model.Config, p int) (float64, error) {
 	s, err := shapeOf(cfg)
 	if err != nil {
 		return 0, err
 	}
 	l, t := float64(cfg.Layers), cfg.Context
-	fl := l*(float64(p)*s.row+4*float64(p*p)*s.d) + s.head
+	fl := l*(float64(p)*s.fill+4*float64(p*p)*s.d) + s.head
 	for m := p + 1; m <= t; m++ {
-		fl += l*(s.row+4*float64(m)*s.d) + s.head
+		fl += l*(s.fill+4*float64(m)*s.d) + s.head
 	}
 	return fl, nil
 }
