@@ -11,9 +11,13 @@
 //	DI row of C                       R8 row stride of C in bytes
 //	CX, R9 loop counters
 
-// STEP does one step of k: it loads 16 values of B at byte offset bo and, for each of the
-// 6 values of A at byte offset ao, adds their products into the accumulators of its row.
-#define STEP(ao, bo) \
+// STEP2 does one step of k for rows 0 and 1: it loads 16 values of B at byte offset bo
+// and, for each of the first 2 values of A at byte offset ao, adds their products into the
+// accumulators of its row. STEP4 does the same for rows 0 to 3, STEP for all 6, in the same
+// order: a row's sums are the same chain of FMAs in the three, so that the short kernels
+// (the first 2 or 4 rows of a tile cut by the edge of A) compute each row as the 6 x 16
+// kernel does.
+#define STEP2(ao, bo) \
 	VMOVUPS      bo(DX), Y12; \
 	VMOVUPS      bo+32(DX), Y13; \
 	VBROADCASTSS ao(SI), Y14; \
@@ -21,13 +25,19 @@
 	VFMADD231PS  Y13, Y14, Y1; \
 	VBROADCASTSS ao+4(SI), Y15; \
 	VFMADD231PS  Y12, Y15, Y2; \
-	VFMADD231PS  Y13, Y15, Y3; \
+	VFMADD231PS  Y13, Y15, Y3
+
+#define STEP4(ao, bo) \
+	STEP2(ao, bo); \
 	VBROADCASTSS ao+8(SI), Y14; \
 	VFMADD231PS  Y12, Y14, Y4; \
 	VFMADD231PS  Y13, Y14, Y5; \
 	VBROADCASTSS ao+12(SI), Y15; \
 	VFMADD231PS  Y12, Y15, Y6; \
-	VFMADD231PS  Y13, Y15, Y7; \
+	VFMADD231PS  Y13, Y15, Y7
+
+#define STEP(ao, bo) \
+	STEP4(ao, bo); \
 	VBROADCASTSS ao+16(SI), Y14; \
 	VFMADD231PS  Y12, Y14, Y8; \
 	VFMADD231PS  Y13, Y14, Y9; \
@@ -50,53 +60,64 @@
 	VMOVUPS hi, 32(DI); \
 	ADDQ    R8, DI
 
-// func kernel6x16AVX2(depth int, ap, bp, c *float32, ldc int, beta float32)
-TEXT ·kernel6x16AVX2(SB), NOSPLIT, $0-44
-	MOVQ depth+0(FP), CX
-	MOVQ ap+8(FP), SI
-	MOVQ bp+16(FP), DX
-	MOVQ c+24(FP), DI
-	MOVQ ldc+32(FP), R8
+// ARGS loads the arguments shared by the kernels: CX the depth, SI packed A, DX packed B,
+// DI the first row of C and R8 its row stride in bytes.
+#define ARGS \
+	MOVQ depth+0(FP), CX; \
+	MOVQ ap+8(FP), SI; \
+	MOVQ bp+16(FP), DX; \
+	MOVQ c+24(FP), DI; \
+	MOVQ ldc+32(FP), R8; \
 	SHLQ $2, R8
 
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
+// ZERO4 clears the accumulators of rows 0 and 1, ZERO8 of rows 0 to 3.
+#define ZERO4 \
+	VXORPS Y0, Y0, Y0; \
+	VXORPS Y1, Y1, Y1; \
+	VXORPS Y2, Y2, Y2; \
 	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
+
+#define ZERO8 \
+	ZERO4; \
+	VXORPS Y4, Y4, Y4; \
+	VXORPS Y5, Y5, Y5; \
+	VXORPS Y6, Y6, Y6; \
 	VXORPS Y7, Y7, Y7
+
+// KLOOP runs the step macro S over the depth in CX, four steps of k per iteration and
+// then the remaining 0..3 one at a time, and falls through to the label store.
+#define KLOOP(S) \
+	MOVQ CX, R9; \
+	SHRQ $2, R9; \
+	JZ   tail; \
+loop4: \
+	S(0, 0); \
+	S(24, 64); \
+	S(48, 128); \
+	S(72, 192); \
+	ADDQ $96, SI; \
+	ADDQ $256, DX; \
+	DECQ R9; \
+	JNZ  loop4; \
+tail: \
+	ANDQ $3, CX; \
+	JZ   store; \
+loop1: \
+	S(0, 0); \
+	ADDQ $24, SI; \
+	ADDQ $64, DX; \
+	DECQ CX; \
+	JNZ  loop1
+
+// func kernel6x16AVX2(depth int, ap, bp, c *float32, ldc int, beta float32)
+TEXT ·kernel6x16AVX2(SB), NOSPLIT, $0-44
+	ARGS
+	ZERO8
 	VXORPS Y8, Y8, Y8
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
-
-	// four steps of k per iteration, then the remaining 0..3 one at a time
-	MOVQ CX, R9
-	SHRQ $2, R9
-	JZ   tail
-
-loop4:
-	STEP(0, 0)
-	STEP(24, 64)
-	STEP(48, 128)
-	STEP(72, 192)
-	ADDQ $96, SI
-	ADDQ $256, DX
-	DECQ R9
-	JNZ  loop4
-
-tail:
-	ANDQ $3, CX
-	JZ   store
-
-loop1:
-	STEP(0, 0)
-	ADDQ $24, SI
-	ADDQ $64, DX
-	DECQ CX
-	JNZ  loop1
+	KLOOP(STEP)
 
 store:
 	// beta == 0 (or -0): overwrite C without reading it
@@ -123,72 +144,15 @@ overwrite:
 	VZEROUPPER
 	RET
 
-// The short kernels compute the first 2 or 4 rows of the tile for a panel cut by the edge
-// of A, with the registers of its first rows and packed A's layout (6 floats per step):
-// each row's sums are the same chain of FMAs as in the 6 x 16 kernel, so a row's result
-// does not depend on which kernel computes it. They always overwrite c (the tile).
-
-// STEP2 is STEP for rows 0 and 1.
-#define STEP2(ao, bo) \
-	VMOVUPS      bo(DX), Y12; \
-	VMOVUPS      bo+32(DX), Y13; \
-	VBROADCASTSS ao(SI), Y14; \
-	VFMADD231PS  Y12, Y14, Y0; \
-	VFMADD231PS  Y13, Y14, Y1; \
-	VBROADCASTSS ao+4(SI), Y15; \
-	VFMADD231PS  Y12, Y15, Y2; \
-	VFMADD231PS  Y13, Y15, Y3
-
-// STEP4 is STEP for rows 0 to 3.
-#define STEP4(ao, bo) \
-	STEP2(ao, bo); \
-	VBROADCASTSS ao+8(SI), Y14; \
-	VFMADD231PS  Y12, Y14, Y4; \
-	VFMADD231PS  Y13, Y14, Y5; \
-	VBROADCASTSS ao+12(SI), Y15; \
-	VFMADD231PS  Y12, Y15, Y6; \
-	VFMADD231PS  Y13, Y15, Y7
+// The short kernels always overwrite c (macro's tile buffer).
 
 // func kernel2x16AVX2(depth int, ap, bp, c *float32, ldc int)
 TEXT ·kernel2x16AVX2(SB), NOSPLIT, $0-40
-	MOVQ depth+0(FP), CX
-	MOVQ ap+8(FP), SI
-	MOVQ bp+16(FP), DX
-	MOVQ c+24(FP), DI
-	MOVQ ldc+32(FP), R8
-	SHLQ $2, R8
+	ARGS
+	ZERO4
+	KLOOP(STEP2)
 
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-
-	MOVQ CX, R9
-	SHRQ $2, R9
-	JZ   tail2
-
-loop2x4:
-	STEP2(0, 0)
-	STEP2(24, 64)
-	STEP2(48, 128)
-	STEP2(72, 192)
-	ADDQ $96, SI
-	ADDQ $256, DX
-	DECQ R9
-	JNZ  loop2x4
-
-tail2:
-	ANDQ $3, CX
-	JZ   store2
-
-loop2x1:
-	STEP2(0, 0)
-	ADDQ $24, SI
-	ADDQ $64, DX
-	DECQ CX
-	JNZ  loop2x1
-
-store2:
+store:
 	OVERWRITE(Y0, Y1)
 	OVERWRITE(Y2, Y3)
 	VZEROUPPER
@@ -196,48 +160,11 @@ store2:
 
 // func kernel4x16AVX2(depth int, ap, bp, c *float32, ldc int)
 TEXT ·kernel4x16AVX2(SB), NOSPLIT, $0-40
-	MOVQ depth+0(FP), CX
-	MOVQ ap+8(FP), SI
-	MOVQ bp+16(FP), DX
-	MOVQ c+24(FP), DI
-	MOVQ ldc+32(FP), R8
-	SHLQ $2, R8
+	ARGS
+	ZERO8
+	KLOOP(STEP4)
 
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-
-	MOVQ CX, R9
-	SHRQ $2, R9
-	JZ   tail4
-
-loop4x4:
-	STEP4(0, 0)
-	STEP4(24, 64)
-	STEP4(48, 128)
-	STEP4(72, 192)
-	ADDQ $96, SI
-	ADDQ $256, DX
-	DECQ R9
-	JNZ  loop4x4
-
-tail4:
-	ANDQ $3, CX
-	JZ   store4
-
-loop4x1:
-	STEP4(0, 0)
-	ADDQ $24, SI
-	ADDQ $64, DX
-	DECQ CX
-	JNZ  loop4x1
-
-store4:
+store:
 	OVERWRITE(Y0, Y1)
 	OVERWRITE(Y2, Y3)
 	OVERWRITE(Y4, Y5)
