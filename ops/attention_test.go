@@ -236,11 +236,7 @@ func TestL2ValuesMatchesLiteralForm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := G.NewTapeMachine(g)
-	defer m.Close()
-	if err := m.RunAll(); err != nil {
-		t.Fatal(err)
-	}
+	runGraph(t, g)
 	assertClose(t, "l2 values", toF64(y.Value()), want, 1e-13)
 }
 
@@ -280,11 +276,7 @@ func TestL2MixAgainstPlainSums(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := G.NewTapeMachine(g)
-	defer m.Close()
-	if err := m.RunAll(); err != nil {
-		t.Fatal(err)
-	}
+	runGraph(t, g)
 	want := make([][]float64, rows)
 	for r := range rows {
 		want[r] = make([]float64, cols)

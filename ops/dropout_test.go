@@ -26,11 +26,7 @@ func TestDropoutGradientThroughKeptUnits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := G.NewTapeMachine(g)
-	defer m.Close()
-	if err := m.RunAll(); err != nil {
-		t.Fatal(err)
-	}
+	runGraph(t, g)
 	dx := grads[0].Value().Data().([]float64)
 	xs := x.Value().Data().([]float64)
 	ys := y.Value().Data().([]float64)

@@ -3,6 +3,7 @@ package ops
 import (
 	"testing"
 
+	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
 	"lipformer/internal/gradcheck"
@@ -47,5 +48,16 @@ func assertGrad(t *testing.T, what string, res gradcheck.Result, err error) {
 		if e > 1e-6 {
 			t.Errorf("%s: gradient of %s has relative error %.3g", what, name, e)
 		}
+	}
+}
+
+// runGraph runs every node of g once on a tape machine, failing the test on an error; the
+// nodes keep their values.
+func runGraph(t *testing.T, g *G.ExprGraph) {
+	t.Helper()
+	m := G.NewTapeMachine(g)
+	defer m.Close()
+	if err := m.RunAll(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -60,11 +60,7 @@ func TestGorgoniaSoftmaxFailsOnExtremeRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := G.NewTapeMachine(g)
-	defer m.Close()
-	if err := m.RunAll(); err != nil {
-		t.Fatal(err)
-	}
+	runGraph(t, g)
 	if v := y.Value().Data().([]float64)[3]; !math.IsNaN(v) {
 		t.Skipf("Gorgonia's SoftMax gave %v, not NaN: the bug of GORGONIA.md is fixed in this version", v)
 	}
@@ -120,11 +116,7 @@ func run1(t *testing.T, x *tensor.Dense, f func(*G.Node) (*G.Node, error)) []flo
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := G.NewTapeMachine(g)
-	defer m.Close()
-	if err := m.RunAll(); err != nil {
-		t.Fatal(err)
-	}
+	runGraph(t, g)
 	return toF64(y.Value())
 }
 

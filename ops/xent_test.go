@@ -79,10 +79,6 @@ func runXent(t *testing.T, logits *tensor.Dense, targets []int) float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := G.NewTapeMachine(g)
-	defer m.Close()
-	if err := m.RunAll(); err != nil {
-		t.Fatal(err)
-	}
+	runGraph(t, g)
 	return loss.Value().Data().(float64)
 }
