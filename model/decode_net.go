@@ -222,12 +222,12 @@ func (dc *decoder[T]) residual(l lane, x []T, ln *lnWeights[T]) {
 }
 
 // attention writes the attention of the lane's new rows in (lane rows, D) into its rows of
-// dc.y: their packed projections, computed for all rows at once; their keys and values
-// join their sequence's cache; each sequence's and head's logits against its pos+n cached
-// keys go through the causal softmax; and the heads' P v are concatenated and mapped by
-// W^O, for all rows at once. Tied L2 caches its keys alone (its queries), its heads are
-// P Q_h, and its W^O has the value maps folded in (blockWeights.wo). The logits are the Attention op's: dp q.k / sqrt(d), L2
-// (2 q.k - |q|^2 - |k|^2) / sqrt(d).
+// dc.y: their packed projections, computed for all rows at once; their keys and values join
+// their sequence's cache; each sequence's and head's logits against its pos+n cached keys
+// go through the causal softmax; and the heads' P v are concatenated and mapped by W^O, for
+// all rows at once. Tied L2 caches its keys alone (its queries), its heads are P Q_h, and
+// its W^O has the value maps folded in (blockWeights.wo). The logits are the Attention
+// op's: dp q.k / sqrt(d), L2 (2 q.k - |q|^2 - |k|^2) / sqrt(d).
 func (dc *decoder[T]) attention(l lane, b *blockWeights[T], pk *blockPacks, c *blockCache[T], in []T) {
 	d, t, n := dc.width, dc.cfg.Context, l.n
 	ld := len(b.packed) / d       // k*D

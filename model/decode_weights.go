@@ -142,8 +142,8 @@ func invertibleBlockNodes(g *layers.Graph, b *layers.InvertibleBlock) (blockNode
 	return bn, err
 }
 
-// setAttention sets bn's attention weights from an attention layer's: its packed
-// projection blocks (for tied L2 W^Q alone, and W^V for foldL2Mix), and its output map with a
+// setAttention sets bn's attention weights from an attention layer's: its packed projection
+// blocks (for tied L2 W^Q alone, and W^V for foldL2Mix), and its output map with a
 // contractive layer's scale min(1, c / UB_inf) folded in (ops.Contract on W^O rather than
 // on the output: the same product).
 func (bn *blockNodes) setAttention(w layers.AttnWeights, c float64) error {
