@@ -75,10 +75,18 @@ func (a *Attention) forward(g *Graph, x *G.Node, weight func(*Param) (*G.Node, e
 	if err != nil {
 		return nil, err
 	}
-	if x.Dims() != 2 || x.Shape()[1] != w.Packed[0].Shape()[0] || x.Shape()[0] != g.Rows() {
-		return nil, fmt.Errorf("%s: input %v, want (%d, %d)", a.WQ.Name, x.Shape(), g.Rows(), w.Packed[0].Shape()[0])
+	if x.Dims() != 2 || x.Shape()[1] != w.WQ.Shape()[0] || x.Shape()[0] != g.Rows() {
+		return nil, fmt.Errorf("%s: input %v, want (%d, %d)", a.WQ.Name, x.Shape(), g.Rows(), w.WQ.Shape()[0])
 	}
-	packed, err := ops.Linear(x, nil, w.Packed...) // (B*T, k*D)
+	blocks := G.Nodes{w.WQ, w.WK, w.WV}
+	if a.Kind == ops.L2 { // X W^Q and every head's X A_h W^{V,h}, in one product
+		weff, err := ops.L2Values(w.WQ, w.WV, a.Heads) // (D, D)
+		if err != nil {
+			return nil, err
+		}
+		blocks = G.Nodes{w.WQ, weff}
+	}
+	packed, err := ops.Linear(x, nil, blocks...) // (B*T, k*D)
 	if err != nil {
 		return nil, err
 	}
@@ -93,13 +101,12 @@ func (a *Attention) forward(g *Graph, x *G.Node, weight func(*Param) (*G.Node, e
 	return ops.Contract(out, w.Bound, a.LipC)
 }
 
-// AttnWeights are the matrices an attention layer applies, as nodes of a graph.
+// AttnWeights are the matrices an attention layer applies, as nodes of a graph, (D, D)
+// each. The layer projects its input by [W^Q | W^K | W^V], or for tied L2 by
+// [W^Q | L2Values(W^Q, W^V)].
 type AttnWeights struct {
-	// Packed are the blocks of the packed projection, (D, D) each: W^Q, W^K, W^V, or for
-	// tied L2 W^Q and L2Values(W^Q, W^V).
-	Packed G.Nodes
-	WV     *G.Node // (D, D): the value map as applied (tied L2's is inside L2Values)
-	WO     *G.Node // (D, D)
+	WQ, WK *G.Node // WK is nil for tied L2, whose keys are its queries
+	WV, WO *G.Node // as applied: the parameters, or weights computed from them
 	// Bound is the scalar UB_inf of a contractive layer, whose output is scaled by
 	// min(1, LipC / Bound) (ops.Contract); nil otherwise.
 	Bound *G.Node
@@ -116,18 +123,12 @@ func (a *Attention) weights(g *Graph, weight func(*Param) (*G.Node, error)) (Att
 	if err != nil {
 		return AttnWeights{}, err
 	}
-	w := AttnWeights{Packed: G.Nodes{wq}, WV: wv}
-	if a.Kind == ops.L2 {
-		weff, err := ops.L2Values(wq, wv, a.Heads) // (D, D)
-		if err != nil {
-			return AttnWeights{}, err
-		}
-		w.Packed = append(w.Packed, weff)
-	} else {
+	w := AttnWeights{WQ: wq, WV: wv}
+	if a.Kind != ops.L2 {
 		if a.WK == nil {
 			return AttnWeights{}, fmt.Errorf("%s: %v attention needs a key map", a.WQ.Name, a.Kind)
 		}
-		w.Packed = append(w.Packed, g.Node(a.WK), wv)
+		w.WK = g.Node(a.WK)
 	}
 	if w.WO, err = weight(a.WO); err != nil || a.LipC == 0 {
 		return w, err

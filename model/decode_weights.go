@@ -147,9 +147,9 @@ func invertibleBlockNodes(g *layers.Graph, b *layers.InvertibleBlock) (blockNode
 // contractive layer's scale min(1, c / UB_inf) folded in (ops.Contract on W^O rather than
 // on the output: the same product).
 func (bn *blockNodes) setAttention(w layers.AttnWeights, c float64) error {
-	bn.packed, bn.wo = w.Packed, w.WO
+	bn.packed, bn.wo = G.Nodes{w.WQ, w.WK, w.WV}, w.WO
 	if bn.kind == ops.L2 {
-		bn.packed, bn.wv = w.Packed[:1], w.WV
+		bn.packed, bn.wv = G.Nodes{w.WQ}, w.WV
 	}
 	if w.Bound == nil {
 		return nil
