@@ -111,3 +111,39 @@ func BenchmarkSgemm(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPackedEdgeRows: a decoder lane's product, 30, 32 or 36 rows times a packed
+// 256 x 1024 matrix, with the kernels as they are (a 32-row product ends in a 2-row tile,
+// which the short AVX2 kernel computes) and with every tile computed as a full 6-row one,
+// as before the short kernels. GFLOP/s counts the rows asked for.
+//
+//	go test -run '^$' -bench PackedEdgeRows ./internal/sgemm
+func BenchmarkPackedEdgeRows(b *testing.B) {
+	const k, n = 256, 1024
+	w := make([]float32, k*n)
+	for i := range w {
+		w[i] = float32(i%5) * 0.1
+	}
+	p := PackB(blas.NoTrans, k, n, w, n)
+	best := bestKernel()
+	fullTiles := func(depth, _ int, ap, bp, c []float32, ldc int, beta float32) {
+		best(depth, mr, ap, bp, c, ldc, beta)
+	}
+	for _, m := range []int{30, 32, 36} {
+		x, y := make([]float32, m*k), make([]float32, m*n)
+		for i := range x {
+			x[i] = float32(i%7) * 0.1
+		}
+		for _, kern := range []struct {
+			name string
+			f    kernel
+		}{{"kernels", best}, {"full-tiles", fullTiles}} {
+			b.Run(fmt.Sprintf("rows=%d/%s", m, kern.name), func(b *testing.B) {
+				for b.Loop() {
+					p.gemmColumns(kern.f, blas.NoTrans, m, 1, x, k, 0, y, n, 0, n)
+				}
+				b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}
