@@ -43,8 +43,7 @@ func PackB(tB blas.Transpose, k, n int, b []float32, ldb int) *PackedB {
 	if k == 0 || n == 0 {
 		return p
 	}
-	kBlocks := (k + kc - 1) / kc
-	p.kStep = (k + kBlocks - 1) / kBlocks
+	p.kStep = kStep(k)
 	np := (n + nr - 1) / nr
 	p.panels = make([]float32, k*np*nr)
 	for p0 := 0; p0 < k; p0 += p.kStep {
@@ -111,21 +110,10 @@ func (p *PackedB) gemmColumns(kern kernel, tA blas.Transpose, m int, alpha float
 
 	buf := getBuffers()
 	defer putBuffers(buf)
-	mBlocks := (m + mc - 1) / mc
-	mStep := roundUp((m+mBlocks-1)/mBlocks, mr)
-	buf.a = buf.a[:mStep*p.kStep]
 	np := (n + nr - 1) / nr
 	for p0 := 0; p0 < k; p0 += p.kStep {
 		kb := min(p.kStep, k-p0)
 		bpack := p.panels[p0*np*nr+j0*kb:] // micro-panel j0/nr of this block
-		bet := beta
-		if p0 > 0 {
-			bet = 1
-		}
-		for i0 := 0; i0 < m; i0 += mStep {
-			mb := min(mStep, m-i0)
-			packA(buf.a, transA, a, lda, i0, p0, mb, kb, alpha)
-			macro(kern, buf, bpack, mb, j1-j0, kb, c[i0*ldc+j0:], ldc, bet)
-		}
+		rankUpdate(kern, buf, bpack, transA, a, lda, m, p0, kb, j1-j0, alpha, beta, c[j0:], ldc)
 	}
 }

@@ -183,30 +183,40 @@ func gemm(kern kernel, tA, tB blas.Transpose, m, n, k int, alpha float32, a []fl
 
 	buf := getBuffers()
 	defer putBuffers(buf)
-	// Split k into equal blocks of at most kc, so that no block is much shallower than
-	// the others; likewise the rows into blocks of at most mc (rounded up to mr).
-	kBlocks := (k + kc - 1) / kc
-	kStep := (k + kBlocks - 1) / kBlocks
-	mBlocks := (m + mc - 1) / mc
-	mStep := roundUp((m+mBlocks-1)/mBlocks, mr)
-	nStep := min(nc, roundUp(n, nr))
-	buf.a, buf.b = buf.a[:mStep*kStep], buf.b[:nStep*kStep] // mStep <= mc, nStep <= nc
-
+	ks, nStep := kStep(k), min(nc, roundUp(n, nr))
+	buf.b = buf.b[:nStep*ks] // nStep <= nc
 	for j0 := 0; j0 < n; j0 += nStep {
 		nb := min(nStep, n-j0)
-		for p0 := 0; p0 < k; p0 += kStep {
-			kb := min(kStep, k-p0)
+		for p0 := 0; p0 < k; p0 += ks {
+			kb := min(ks, k-p0)
 			packB(buf.b, transB, b, ldb, p0, j0, kb, nb)
-			bet := beta // the first rank-kb update applies beta, the others accumulate
-			if p0 > 0 {
-				bet = 1
-			}
-			for i0 := 0; i0 < m; i0 += mStep {
-				mb := min(mStep, m-i0)
-				packA(buf.a, transA, a, lda, i0, p0, mb, kb, alpha)
-				macro(kern, buf, buf.b, mb, nb, kb, c[i0*ldc+j0:], ldc, bet)
-			}
+			rankUpdate(kern, buf, buf.b, transA, a, lda, m, p0, kb, nb, alpha, beta, c[j0:], ldc)
 		}
+	}
+}
+
+// kStep is the depth of the rank updates of a product of depth k: k split into equal
+// blocks of at most kc, so that no block is much shallower than the others.
+func kStep(k int) int {
+	blocks := (k + kc - 1) / kc
+	return (k + blocks - 1) / blocks
+}
+
+// rankUpdate adds the rank-kb update of depth p0..p0+kb to the m rows of c (its first nb
+// columns): op(A)'s columns p0.. times the packed panel bpack of nb columns, in blocks of
+// rows split as k is (at most mc, rounded up to mr), each packed into buf and multiplied by
+// macro. The first update (p0 == 0) applies beta, the others accumulate.
+func rankUpdate(kern kernel, buf *buffers, bpack []float32, transA bool, a []float32, lda, m, p0, kb, nb int, alpha, beta float32, c []float32, ldc int) {
+	if p0 > 0 {
+		beta = 1
+	}
+	blocks := (m + mc - 1) / mc
+	mStep := roundUp((m+blocks-1)/blocks, mr) // <= mc
+	buf.a = buf.a[:mStep*kb]
+	for i0 := 0; i0 < m; i0 += mStep {
+		mb := min(mStep, m-i0)
+		packA(buf.a, transA, a, lda, i0, p0, mb, kb, alpha)
+		macro(kern, buf, bpack, mb, nb, kb, c[i0*ldc:], ldc, beta)
 	}
 }
 
