@@ -259,10 +259,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 					return err
 				}
 				if g, ok := goRuns[r.Mode]; ok {
-					goMs, torchMs := g.MsMedian, r.MsMedian
-					if r.Mode == modeSample { // per generated token: Go's runs generate several
-						goMs, torchMs = g.nsPerGenerated()/1e6, r.nsPerGenerated()/1e6
-					}
+					goMs, torchMs := g.msPerUnit(), r.msPerUnit()
 					comps = append(comps, comparison{Impl: "compare", Config: p.Name, Arch: arch, Mode: r.Mode,
 						GoMs: goMs, TorchMs: torchMs, Ratio: goMs / torchMs})
 				}
@@ -319,11 +316,7 @@ func addSpeedup(r *measurement, seen map[string]measurement) {
 	if !ok || r.Mode == modeTrain {
 		return
 	}
-	ns := r.NsPerToken
-	if r.Mode == modeSample {
-		ns = r.nsPerGenerated()
-	}
-	if ns > 0 {
+	if ns := r.nsPerUnit(); ns > 0 {
 		r.SpeedupVsTrain = t.NsPerToken / ns
 	}
 }

@@ -77,6 +77,24 @@ func (r measurement) nsPerGenerated() float64 {
 	return 0
 }
 
+// nsPerUnit is the median ns per position (train, eval) or per generated token (sample):
+// what a speedup over the training step compares.
+func (r measurement) nsPerUnit() float64 {
+	if r.Mode == modeSample {
+		return r.nsPerGenerated()
+	}
+	return r.NsPerToken
+}
+
+// msPerUnit is the median ms per run, or for sample per generated token (Go's sample runs
+// generate several tokens, PyTorch's one): what a Go/PyTorch ratio compares.
+func (r measurement) msPerUnit() float64 {
+	if r.Mode == modeSample {
+		return r.nsPerGenerated() / 1e6
+	}
+	return r.MsMedian
+}
+
 // timing is what timeRuns measured.
 type timing struct {
 	durs               []time.Duration // of each timed run

@@ -76,24 +76,6 @@ func readRecords(path string) ([]measurement, error) {
 	return out, nil
 }
 
-// nsPerUnit is a Go record's median ns per position (train, eval) or per generated token
-// (sample): what its speedup over the training step compares.
-func nsPerUnit(r measurement) float64 {
-	if r.Mode == modeSample {
-		return r.nsPerGenerated()
-	}
-	return r.NsPerToken
-}
-
-// msPerUnit is a record's time per run, or for Go's sample per generated token (PyTorch's
-// sample run generates one token).
-func msPerUnit(r measurement) float64 {
-	if r.Impl == "go" && r.Mode == modeSample {
-		return r.NsPerGenerated / 1e6
-	}
-	return r.MsMedian
-}
-
 // pool pools the records of the files, in the order they first name each configuration,
 // architecture and mode.
 func pool(paths []string) ([]pooled, []string, error) {
@@ -113,7 +95,7 @@ func pool(paths []string) ([]pooled, []string, error) {
 		torchHere := map[poolKey]float64{}
 		for _, r := range recs {
 			if r.Impl == "torch" {
-				torchHere[poolKey{r.Config, r.Arch, r.Mode}] = msPerUnit(r)
+				torchHere[poolKey{r.Config, r.Arch, r.Mode}] = r.msPerUnit()
 			}
 		}
 		for _, r := range recs {
@@ -130,21 +112,21 @@ func pool(paths []string) ([]pooled, []string, error) {
 					k.config, k.arch, k.mode, r.Impl, set, file, settings(r), path)
 			}
 			if r.Impl == "torch" {
-				torchMs[k] = append(torchMs[k], msPerUnit(r))
+				torchMs[k] = append(torchMs[k], r.msPerUnit())
 				continue
 			}
 			if !slices.Contains(backends, r.Backend) {
 				backends = append(backends, r.Backend)
 			}
-			goMs[k][r.Backend] = append(goMs[k][r.Backend], msPerUnit(r))
-			if ns := nsPerUnit(r); ns > 0 {
+			goMs[k][r.Backend] = append(goMs[k][r.Backend], r.msPerUnit())
+			if ns := r.nsPerUnit(); ns > 0 {
 				perUnit[k][r.Backend] = append(perUnit[k][r.Backend], ns)
 			}
 			if r.SpeedupVsTrain > 0 {
 				speedups[k][r.Backend] = append(speedups[k][r.Backend], r.SpeedupVsTrain)
 			}
 			if t, ok := torchHere[k]; ok {
-				paired[k][r.Backend] = append(paired[k][r.Backend], msPerUnit(r)/t)
+				paired[k][r.Backend] = append(paired[k][r.Backend], r.msPerUnit()/t)
 			}
 		}
 	}
