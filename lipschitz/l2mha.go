@@ -66,6 +66,9 @@ func L2MHABound2(n int, wq, wv []*mat.Dense, wo *mat.Dense) (float64, error) {
 	return bound2(n, wq, wv, wo, 2)
 }
 
+// errNaNBound reports a bound made NaN by a failed singular value decomposition.
+var errNaNBound = errors.New("lipschitz: 2-norm bound is NaN (an SVD failed)")
+
 // bound2 computes the 2-norm bounds with ||W^{Q,h}||_2 raised to qPower.
 func bound2(n int, wq, wv []*mat.Dense, wo *mat.Dense, qPower int) (float64, error) {
 	d, err := checkL2MHA(n, wq, wv, wo)
@@ -80,7 +83,7 @@ func bound2(n int, wq, wv []*mat.Dense, wo *mat.Dense, qPower int) (float64, err
 	}
 	bound := math.Sqrt(float64(n)/float64(d)) * (4*PhiInv(n) + 1) * math.Sqrt(sum) * Norm2(wo)
 	if math.IsNaN(bound) {
-		return 0, errors.New("lipschitz: 2-norm bound is NaN (an SVD failed)")
+		return 0, errNaNBound
 	}
 	return bound, nil
 }

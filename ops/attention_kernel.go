@@ -136,8 +136,9 @@ func runJobs[T Float](g attnGeometry, ws *workspace, f func(scratch []T, b, h in
 }
 
 // attnProbs writes P (T, T) of sequence b, head h into p, its computed blocks only; nq and
-// nk (T) receive the squared norms of the queries and keys for L2 logits.
-func attnProbs[T Float](g attnGeometry, p, nq, nk, packed []T, b, h int) {
+// nk (T) receive the squared norms of the queries and keys for L2 logits. bias, when not
+// nil, is (H, BiasLen): bias[h*BiasLen+i-j] is added to the logit of row i, column j <= i.
+func attnProbs[T Float](g attnGeometry, p, nq, nk, packed, bias []T, b, h int) {
 	t, d := g.spec.SeqLen, g.head
 	base := b*t*g.ld + h*d
 	q, k := packed[base+g.qOff:], packed[base+g.kOff:]
@@ -158,6 +159,12 @@ func attnProbs[T Float](g attnGeometry, p, nq, nk, packed []T, b, h int) {
 					row[j] -= T(g.scale) * (nq[i] + nk[j])
 				}
 			}
+			if bias != nil {
+				bh := bias[h*g.spec.BiasLen:]
+				for j := range row[:keep] {
+					row[j] += bh[i-j]
+				}
+			}
 			softmaxRow(row, row, keep)
 		}
 	}
@@ -175,10 +182,10 @@ func sqNorms[T Float](n, x []T, ld, d int) {
 }
 
 // attnForward computes head h of sequence b, out[b, :, h] = P v_h, writing P into p
-// (T, T); nq and nk (T) are work space.
-func attnForward[T Float](g attnGeometry, p, nq, nk, packed, out []T, b, h int) {
+// (T, T); nq and nk (T) are work space; bias as for attnProbs.
+func attnForward[T Float](g attnGeometry, p, nq, nk, packed, bias, out []T, b, h int) {
 	t, d := g.spec.SeqLen, g.head
-	attnProbs(g, p, nq, nk, packed, b, h)
+	attnProbs(g, p, nq, nk, packed, bias, b, h)
 	v := packed[b*t*g.ld+h*d+g.vOff:]
 	o := out[b*t*g.width+h*d:]
 	for bi := range g.blocks() {
@@ -193,7 +200,9 @@ func attnForward[T Float](g attnGeometry, p, nq, nk, packed, out []T, b, h int) 
 // dot product: dq = s dS k, dk = s dS^T q; L2: dq_i = 2s (sum_j dS_ij (k_j - q_i)) and
 // dk_j = 2s (sum_i dS_ij (q_i - k_j)), added together when keys are queries. Products
 // by dS or P go by row blocks (dq) or column blocks (dk, dv) over their computed part.
-func attnBackward[T Float](g attnGeometry, p, ds, r, c, packed, dout, dp []T, b, h int) {
+// dbias, when not nil (T), receives sum_i dS[i, i-delta] at delta: the gradient of a
+// position bias.
+func attnBackward[T Float](g attnGeometry, p, ds, r, c, packed, dout, dp []T, dbias []float64, b, h int) {
 	t, d := g.spec.SeqLen, g.head
 	base := b*t*g.ld + h*d
 	q, k, v := packed[base+g.qOff:], packed[base+g.kOff:], packed[base+g.vOff:]
@@ -211,6 +220,11 @@ func attnBackward[T Float](g attnGeometry, p, ds, r, c, packed, dout, dp []T, b,
 			}
 			for j, pv := range pr {
 				dr[j] = pv * (dr[j] - dot)
+			}
+			if dbias != nil {
+				for j := range dr[:g.keep(i)] {
+					dbias[i-j] += float64(dr[j])
+				}
 			}
 		}
 	}

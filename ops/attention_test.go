@@ -296,3 +296,73 @@ func TestL2MixAgainstPlainSums(t *testing.T) {
 		t.Fatal("a short wv: want an error")
 	}
 }
+
+// biasCase is a (H, T) position bias drawn from seed, with rows as slices for the reference.
+func biasCase(seed uint64, h, t int) (*tensor.Dense, [][]float64) {
+	b := gradcheck.Rand(seed, 1.5, h, t)
+	v := b.Data().([]float64)
+	rows := make([][]float64, h)
+	for i := range rows {
+		rows[i] = v[i*t : (i+1)*t]
+	}
+	return b, rows
+}
+
+func TestAttentionBiasedMatchesReference(t *testing.T) {
+	for _, h := range []int{1, 2, 3} {
+		for _, seqLen := range []int{5, 70} { // one block, and two causal blocks of P
+			c := newAttnCase(12, 2, seqLen, 6, h)
+			bias, rowsOfBias := biasCase(13, h, seqLen)
+			g := G.NewGraph()
+			x := G.NodeFromAny(g, c.packed(L2), G.WithName("packed"))
+			y, err := AttentionBiased(x, G.NodeFromAny(g, bias, G.WithName("bias")), AttentionSpec{Kind: L2, Heads: h, SeqLen: seqLen, Causal: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			runGraph(t, g)
+			wq, wv := heads(c.wq, h), heads(c.wv, h)
+			wo := mat.NewDense(c.d, c.d, c.wo.Data().([]float64))
+			all := rows(c.x)
+			var want [][]float64
+			for b := range c.b {
+				out, err := ref.L2MHABiased(all[b*seqLen:(b+1)*seqLen], wq, wv, wo, rowsOfBias)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want = append(want, out...)
+			}
+			assertClose(t, fmt.Sprintf("biased H=%d T=%d", h, seqLen), y.Value().Data().([]float64), want, 1e-12)
+		}
+	}
+}
+
+func TestAttentionBiasedGradient(t *testing.T) {
+	for _, seqLen := range []int{4, 66} {
+		c := newAttnCase(21, 2, seqLen, 6, 2)
+		bias, _ := biasCase(22, 2, seqLen+3) // entries past T: read by nothing, gradient 0
+		spec := AttentionSpec{Kind: L2, Heads: 2, SeqLen: seqLen, Causal: true}
+		res, err := gradcheck.Check(func(g *G.ExprGraph, in []*G.Node) (*G.Node, error) {
+			return AttentionBiased(in[0], in[1], spec)
+		}, []gradcheck.Input{{Name: "packed", Value: c.packed(L2)}, {Name: "bias", Value: bias}}, 5, 1e-5)
+		assertGrad(t, fmt.Sprintf("biased T=%d", seqLen), res, err)
+	}
+}
+
+func TestAttentionBiasedRejects(t *testing.T) {
+	g := G.NewGraph()
+	c := newAttnCase(1, 1, 4, 6, 2)
+	x := G.NodeFromAny(g, c.packed(L2), G.WithName("packed"))
+	bias := G.NodeFromAny(g, gradcheck.Rand(2, 1, 2, 3), G.WithName("bias"))
+	if _, err := AttentionBiased(x, bias, AttentionSpec{Kind: L2, Heads: 2, SeqLen: 4, Causal: true}); err == nil {
+		t.Error("a (2, 3) bias was accepted for T = 4")
+	}
+	if _, err := AttentionBiased(x, G.NodeFromAny(g, gradcheck.Rand(2, 1, 3, 4), G.WithName("b3")), AttentionSpec{Kind: L2, Heads: 2, SeqLen: 4, Causal: true}); err == nil {
+		t.Error("a bias of 3 heads was accepted for 2")
+	}
+	if _, err := AttentionBiased(x, bias, AttentionSpec{Kind: L2, Heads: 2, SeqLen: 3, Causal: false}); err == nil {
+		t.Error("a bias was accepted without the causal mask")
+	}
+	if _, err := Attention(x, AttentionSpec{Kind: L2, Heads: 2, SeqLen: 4, Causal: true, Bias: true}); err == nil {
+		t.Error("Attention took a spec with a bias")
+	}
+}

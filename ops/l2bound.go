@@ -19,27 +19,71 @@ import (
 // subgradient through the maxima and absolute values, unique for weights in general
 // position.
 func L2BoundInf(wq, wv, wo *G.Node, heads int, phiInv float64) (*G.Node, error) {
+	return l2Bound(wq, wv, wo, heads, phiInv, BoundKim)
+}
+
+// L2BoundInfProduct is the product-form inf-norm bound of tied L2 multihead attention on
+// sequences of n tokens (docs/math.md, "The product bound"), as a differentiable scalar of
+// wq, wv and wo (D, D), head h in columns h*d..(h+1)*d:
+//
+//	(4 sqrt(d) phiInv + 1) * max_e sum_h ||W^{Q,h}^T||_inf * sum_r |N_h[r, e]|
+//
+// with N_h = (W^{Q,h})^T W^{V,h} W^{O,h} / sqrt(d) (d, D) and W^{O,h} rows h*d..(h+1)*d of
+// W^O. phiInv = W_0((n-1)/e). The gradient is the subgradient through the maxima and
+// absolute values.
+func L2BoundInfProduct(wq, wv, wo *G.Node, heads int, phiInv float64) (*G.Node, error) {
+	return l2Bound(wq, wv, wo, heads, phiInv, BoundProduct)
+}
+
+// BoundForm selects the inf-norm bound of tied L2 attention that a contractive layer
+// divides by.
+type BoundForm int
+
+const (
+	// BoundKim is Kim et al.'s bound: a product of separate norms of W^Q, W^Q^T, W^V and W^O.
+	BoundKim BoundForm = iota
+	// BoundProduct is the product bound: norms of W^Q^T and of the product N = W^Q^T W^V W^O.
+	BoundProduct
+	// BoundTok2 is the token-norm bound (L2BoundTok2): spectral norms of W^{Q,h} and N, in the
+	// norm max_i ||x_i||_2 rather than the inf-norm.
+	BoundTok2
+)
+
+// String is "kim", "product" or "token2".
+func (f BoundForm) String() string {
+	switch f {
+	case BoundProduct:
+		return "product"
+	case BoundTok2:
+		return "token2"
+	}
+	return "kim"
+}
+
+// l2Bound checks the arguments of the L2 bounds and applies the bound of the given form.
+func l2Bound(wq, wv, wo *G.Node, heads int, phiInv float64, form BoundForm) (*G.Node, error) {
 	s := wq.Shape()
 	if s.Dims() != 2 || s[0] != s[1] || !wv.Shape().Eq(s) || !wo.Shape().Eq(s) || heads < 1 || s[1]%heads != 0 {
-		return nil, fmt.Errorf("l2 bound: wq %v, wv %v, wo %v with %d heads, want (D, D) each, D a multiple of the heads", s, wv.Shape(), wo.Shape(), heads)
+		return nil, fmt.Errorf("l2 %v bound: wq %v, wv %v, wo %v with %d heads, want (D, D) each, D a multiple of the heads", form, s, wv.Shape(), wo.Shape(), heads)
 	}
 	if err := checkFloat("l2 bound", wq.Dtype()); err != nil {
 		return nil, err
 	}
-	return G.ApplyOp(newL2BoundOp(heads, phiInv, -1), wq, wv, wo)
+	return G.ApplyOp(newL2BoundOp(heads, phiInv, form, -1), wq, wv, wo)
 }
 
-// l2BoundOp is L2BoundInf (part -1) or its gradient with respect to input part, taking
+// l2BoundOp is an L2 bound (part -1) or its gradient with respect to input part, taking
 // (wq, wv, wo, g).
 type l2BoundOp struct {
 	baseOp
 	heads  int
 	phiInv float64
+	form   BoundForm
 	part   int
 }
 
-func newL2BoundOp(heads int, phiInv float64, part int) *l2BoundOp {
-	return &l2BoundOp{baseOp{name: fmt.Sprintf("L2BoundInf{H=%d,phiInv=%g,part=%d}", heads, phiInv, part)}, heads, phiInv, part}
+func newL2BoundOp(heads int, phiInv float64, form BoundForm, part int) *l2BoundOp {
+	return &l2BoundOp{baseOp{name: fmt.Sprintf("L2BoundInf{H=%d,phiInv=%g,form=%v,part=%d}", heads, phiInv, form, part)}, heads, phiInv, form, part}
 }
 
 // Arity is 3 forward, 4 backward.
@@ -97,16 +141,29 @@ func (op *l2BoundOp) Do(in ...G.Value) (G.Value, error) {
 // l2BoundDo is Do for weights w of element type T: the bound as a scalar, or g times its
 // gradient with respect to w[op.part] in the kept buffer.
 func l2BoundDo[T Float](op *l2BoundOp, w []*tensor.Dense, in []G.Value, g float64) G.Value {
-	f := l2BoundFactors(data[T](w[0]), data[T](w[1]), data[T](w[2]), w[0].Shape()[0], op.heads, op.phiInv)
+	wq, wv, wo, d := data[T](w[0]), data[T](w[1]), data[T](w[2]), w[0].Shape()[0]
+	var f boundFactors[T]
+	if op.form == BoundProduct {
+		f = l2ProductFactors(wq, wv, wo, d, op.heads, op.phiInv)
+	} else {
+		f = l2BoundFactors(wq, wv, wo, d, op.heads, op.phiInv)
+	}
 	if op.part < 0 {
 		if w[0].Dtype() == tensor.Float32 {
-			return G.NewF32(float32(f.bound))
+			return G.NewF32(float32(f.value()))
 		}
-		return G.NewF64(f.bound)
+		return G.NewF64(f.value())
 	}
 	out := op.out.get(nil, w[0].Dtype(), w[0].Shape(), in)
 	f.grad(data[T](out), op.part, g)
 	return out
+}
+
+// boundFactors is a bound evaluated at weights of element type T, with its subgradient.
+type boundFactors[T Float] interface {
+	value() float64
+	// grad writes g times the subgradient with respect to wq (0), wv (1) or wo (2) into out.
+	grad(out []T, part int, g float64)
 }
 
 // DiffWRT is true for the three weights.
@@ -117,16 +174,16 @@ func (op *l2BoundOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
 	ds := make(G.Nodes, 3)
 	for i := range ds {
 		var err error
-		if ds[i], err = G.ApplyOp(newL2BoundOp(op.heads, op.phiInv, i), in[0], in[1], in[2], grad); err != nil {
+		if ds[i], err = G.ApplyOp(newL2BoundOp(op.heads, op.phiInv, op.form, i), in[0], in[1], in[2], grad); err != nil {
 			return nil, err
 		}
 	}
 	return ds, nil
 }
 
-// l2Bound holds the factors of the bound and where their maxima are attained, for weights
-// of element type T; every factor is accumulated in float64.
-type l2Bound[T Float] struct {
+// l2KimBound holds the factors of Kim et al.'s bound and where their maxima are attained,
+// for weights of element type T; every factor is accumulated in float64.
+type l2KimBound[T Float] struct {
 	wq, wv, wo []T     // (D, D) each
 	d, hd      int     // D and the head width
 	k          float64 // 4 phiInv + 1/sqrt(d)
@@ -139,9 +196,12 @@ type l2Bound[T Float] struct {
 	bound      float64
 }
 
-// l2BoundFactors evaluates the bound for (D, D) weights.
-func l2BoundFactors[T Float](wq, wv, wo []T, d, heads int, phiInv float64) l2Bound[T] {
-	b := l2Bound[T]{wq: wq, wv: wv, wo: wo, d: d, hd: d / heads}
+// value is the bound.
+func (b l2KimBound[T]) value() float64 { return b.bound }
+
+// l2BoundFactors evaluates Kim et al.'s bound for (D, D) weights.
+func l2BoundFactors[T Float](wq, wv, wo []T, d, heads int, phiInv float64) l2KimBound[T] {
+	b := l2KimBound[T]{wq: wq, wv: wv, wo: wo, d: d, hd: d / heads}
 	b.k = 4*phiInv + 1/math.Sqrt(float64(b.hd))
 	b.o, b.oCol = maxColSum(wo, d, 0, d)
 	b.v, b.vCol = maxColSum(wv, d, 0, d)
@@ -159,17 +219,8 @@ func l2BoundFactors[T Float](wq, wv, wo []T, d, heads int, phiInv float64) l2Bou
 
 // grad writes g times the subgradient of the bound with respect to wq (0), wv (1) or wo (2)
 // into out (D, D), every element computed in float64 and rounded once.
-func (b l2Bound[T]) grad(out []T, part int, g float64) {
+func (b l2KimBound[T]) grad(out []T, part int, g float64) {
 	clear(out)
-	sign := func(x T) float64 {
-		switch {
-		case x > 0:
-			return 1
-		case x < 0:
-			return -1
-		}
-		return 0
-	}
 	switch part {
 	case 0: // d(r s) = s dr + r ds, each element a sum from +0 (a zero term gives +0, not -0)
 		c := g * b.k * b.o * b.v
@@ -196,6 +247,17 @@ func (b l2Bound[T]) grad(out []T, part int, g float64) {
 			out[i*b.d+b.oCol] = T(c * sign(b.wo[i*b.d+b.oCol]))
 		}
 	}
+}
+
+// sign is the sign of x as -1, 0 or 1.
+func sign[T Float](x T) float64 {
+	switch {
+	case x > 0:
+		return 1
+	case x < 0:
+		return -1
+	}
+	return 0
 }
 
 // maxColSum is the largest absolute column sum of columns lo..hi of a (d, d) matrix, and

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -12,34 +13,52 @@ import (
 	"lipformer/lipschitz"
 )
 
-func TestL2BoundInfMatchesLipschitzPackage(t *testing.T) {
-	for _, h := range []int{1, 2, 4} {
-		wq, wv, wo := gradcheck.Rand(1, 1, 8, 8), gradcheck.Rand(2, 1, 8, 8), gradcheck.Rand(3, 1, 8, 8)
-		g := G.NewGraph()
-		n := func(x *tensor.Dense, name string) *G.Node { return G.NodeFromAny(g, x, G.WithName(name)) }
-		ub, err := L2BoundInf(n(wq, "wq"), n(wv, "wv"), n(wo, "wo"), h, lipschitz.PhiInv(16))
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := G.NewTapeMachine(g)
-		if err := m.RunAll(); err != nil {
-			t.Fatal(err)
-		}
-		m.Close()
-		split := func(x *tensor.Dense) []*mat.Dense {
-			s, err := lipschitz.HeadSlices(mat.NewDense(8, 8, x.Data().([]float64)), h)
+func TestL2BoundsMatchLipschitzPackage(t *testing.T) {
+	for _, form := range []BoundForm{BoundKim, BoundProduct} {
+		for _, h := range []int{1, 2, 4} {
+			wq, wv, wo := gradcheck.Rand(1, 1, 8, 8), gradcheck.Rand(2, 1, 8, 8), gradcheck.Rand(3, 1, 8, 8)
+			g := G.NewGraph()
+			n := func(x *tensor.Dense, name string) *G.Node { return G.NodeFromAny(g, x, G.WithName(name)) }
+			ub, err := l2Bound(n(wq, "wq"), n(wv, "wv"), n(wo, "wo"), h, lipschitz.PhiInv(16), form)
 			if err != nil {
 				t.Fatal(err)
 			}
-			return s
+			runGraph(t, g)
+			split := func(x *tensor.Dense) []*mat.Dense {
+				s, err := lipschitz.HeadSlices(mat.NewDense(8, 8, x.Data().([]float64)), h)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return s
+			}
+			bound := lipschitz.L2MHABoundInf
+			if form == BoundProduct {
+				bound = lipschitz.L2MHABoundInfProduct
+			}
+			want, err := bound(16, split(wq), split(wv), mat.NewDense(8, 8, wo.Data().([]float64)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := ub.Value().Data().(float64); math.Abs(got-want) > 1e-12*want {
+				t.Errorf("%v H=%d: graph bound %.17g, lipschitz package %.17g", form, h, got, want)
+			}
 		}
-		want, err := lipschitz.L2MHABoundInf(16, split(wq), split(wv), mat.NewDense(8, 8, wo.Data().([]float64)))
-		if err != nil {
-			t.Fatal(err)
+	}
+}
+
+// The float32 product bound agrees with the float64 one to float32 rounding of the weights.
+func TestL2BoundProductFloat32(t *testing.T) {
+	w := []*tensor.Dense{gradcheck.Rand(11, 1, 8, 8), gradcheck.Rand(12, 1, 8, 8), gradcheck.Rand(13, 1, 8, 8)}
+	w32 := make([][]float32, 3)
+	for i, x := range w {
+		for _, v := range x.Data().([]float64) {
+			w32[i] = append(w32[i], float32(v))
 		}
-		if got := ub.Value().Data().(float64); math.Abs(got-want) > 1e-12*want {
-			t.Errorf("H=%d: graph bound %.17g, lipschitz package %.17g", h, got, want)
-		}
+	}
+	b64 := l2ProductFactors(w[0].Data().([]float64), w[1].Data().([]float64), w[2].Data().([]float64), 8, 2, 1.7)
+	b32 := l2ProductFactors(w32[0], w32[1], w32[2], 8, 2, 1.7)
+	if math.Abs(b32.value()-b64.value()) > 1e-6*b64.value() {
+		t.Errorf("float32 bound %v, float64 %v", b32.value(), b64.value())
 	}
 }
 
@@ -52,6 +71,19 @@ func TestL2BoundInfGradient(t *testing.T) {
 		{Name: "wo", Value: gradcheck.Rand(6, 1, 6, 6)},
 	}, 1, 1e-6)
 	assertGrad(t, "l2 bound", res, err)
+}
+
+func TestL2BoundInfProductGradient(t *testing.T) {
+	for _, h := range []int{1, 2, 3} {
+		res, err := gradcheck.Check(func(g *G.ExprGraph, in []*G.Node) (*G.Node, error) {
+			return L2BoundInfProduct(in[0], in[1], in[2], h, lipschitz.PhiInv(32))
+		}, []gradcheck.Input{
+			{Name: "wq", Value: gradcheck.Rand(uint64(14+h), 1, 6, 6)},
+			{Name: "wv", Value: gradcheck.Rand(uint64(24+h), 1, 6, 6)},
+			{Name: "wo", Value: gradcheck.Rand(uint64(34+h), 1, 6, 6)},
+		}, 1, 1e-6)
+		assertGrad(t, fmt.Sprintf("l2 product bound H=%d", h), res, err)
+	}
 }
 
 // TestContractGradient covers both regimes: c/ub < 1 (scaled, gradient reaches the bound)
@@ -76,6 +108,216 @@ func TestContractScales(t *testing.T) {
 			if math.Abs(got[i]-c.scale*v) > 1e-15 {
 				t.Fatalf("ub %v: got %v want %v", c.ub, got[i], c.scale*v)
 			}
+		}
+	}
+}
+
+func TestHeadScaleForward(t *testing.T) {
+	w := gradcheck.Rand(40, 1, 3, 4)
+	s := tensor.New(tensor.WithShape(2), tensor.WithBacking([]float64{0.3, -0.7}))
+	g := G.NewGraph()
+	y, err := HeadScale(G.NodeFromAny(g, w, G.WithName("w")), G.NodeFromAny(g, s, G.WithName("s")), -2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runGraph(t, g)
+	got, wd := y.Value().Data().([]float64), w.Data().([]float64)
+	for i := range 3 {
+		for j := range 4 {
+			want := wd[i*4+j] * math.Exp(-2*[]float64{0.3, -0.7}[j/2])
+			if math.Abs(got[i*4+j]-want) > 1e-15*math.Abs(want) {
+				t.Errorf("(%d, %d): %v, want %v", i, j, got[i*4+j], want)
+			}
+		}
+	}
+}
+
+func TestHeadScaleGradient(t *testing.T) {
+	for _, p := range []float64{1, -2} {
+		res, err := gradcheck.Check(func(g *G.ExprGraph, in []*G.Node) (*G.Node, error) {
+			return HeadScale(in[0], in[1], p)
+		}, []gradcheck.Input{
+			{Name: "w", Value: gradcheck.Rand(41, 1, 4, 6)},
+			{Name: "s", Value: gradcheck.Rand(42, 0.5, 3)},
+		}, 1, 1e-6)
+		assertGrad(t, fmt.Sprintf("head scale p=%v", p), res, err)
+	}
+}
+
+// The product bound is invariant under a per-head temperature: HeadScale by s on W^Q and by
+// -2s on W^V leaves it unchanged, while Kim et al.'s bound moves for several heads.
+func TestL2BoundProductTemperatureInvariant(t *testing.T) {
+	wq, wv, wo := gradcheck.Rand(43, 1, 8, 8), gradcheck.Rand(44, 1, 8, 8), gradcheck.Rand(45, 1, 8, 8)
+	s := tensor.New(tensor.WithShape(4), tensor.WithBacking([]float64{0.9, -1.3, 0.2, 2}))
+	bounds := func(temp bool) (kim, product float64) {
+		g := G.NewGraph()
+		q, v, o := G.NodeFromAny(g, wq.Clone().(*tensor.Dense), G.WithName("wq")), G.NodeFromAny(g, wv.Clone().(*tensor.Dense), G.WithName("wv")), G.NodeFromAny(g, wo, G.WithName("wo"))
+		if temp {
+			sn := G.NodeFromAny(g, s, G.WithName("s"))
+			var err error
+			if q, err = HeadScale(q, sn, 1); err != nil {
+				t.Fatal(err)
+			}
+			if v, err = HeadScale(v, sn, -2); err != nil {
+				t.Fatal(err)
+			}
+		}
+		k, err := L2BoundInf(q, v, o, 4, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := L2BoundInfProduct(q, v, o, 4, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runGraph(t, g)
+		return k.Value().Data().(float64), p.Value().Data().(float64)
+	}
+	k0, p0 := bounds(false)
+	k1, p1 := bounds(true)
+	if math.Abs(p1-p0) > 1e-12*p0 {
+		t.Errorf("product bound %v with temperatures, %v without", p1, p0)
+	}
+	if math.Abs(k1-k0) < 1e-3*k0 {
+		t.Errorf("Kim et al.'s bound %v with temperatures, %v without: expected them to differ", k1, k0)
+	}
+}
+
+// topPair returns the top singular pair (u, v) of a (rows, cols) matrix.
+func topPair(t *testing.T, w *mat.Dense) (u, v []float64) {
+	t.Helper()
+	var svd mat.SVD
+	if !svd.Factorize(w, mat.SVDThin) {
+		t.Fatal("SVD failed")
+	}
+	var um, vm mat.Dense
+	svd.UTo(&um)
+	svd.VTo(&vm)
+	return mat.Col(nil, 0, &um), mat.Col(nil, 0, &vm)
+}
+
+// tok2Vectors returns the exact power-iteration fixed points of the token-norm bound for
+// (D, D) weights with h heads: uq (H, D), vq (H, d), un and vn (D).
+func tok2Vectors(t *testing.T, wq, wv, wo *tensor.Dense, h int) []*tensor.Dense {
+	t.Helper()
+	dim := wq.Shape()[0]
+	d := dim / h
+	q := mat.NewDense(dim, dim, wq.Data().([]float64))
+	v := mat.NewDense(dim, dim, wv.Data().([]float64))
+	o := mat.NewDense(dim, dim, wo.Data().([]float64))
+	var uq, vq []float64
+	n := mat.NewDense(dim, dim, nil)
+	for k := range h {
+		qh, vh := q.Slice(0, dim, k*d, (k+1)*d), v.Slice(0, dim, k*d, (k+1)*d)
+		u, w := topPair(t, mat.DenseCopyOf(qh))
+		uq, vq = append(uq, u...), append(vq, w...)
+		var m mat.Dense
+		m.Mul(qh.T(), vh)
+		m.Scale(1/math.Sqrt(float64(d)), &m)
+		n.Slice(k*d, (k+1)*d, 0, dim).(*mat.Dense).Mul(&m, o.Slice(k*d, (k+1)*d, 0, dim))
+	}
+	un, vn := topPair(t, n)
+	vec := func(x []float64, shape ...int) *tensor.Dense {
+		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(x))
+	}
+	return []*tensor.Dense{vec(uq, h, dim), vec(vq, h, d), vec(un, dim), vec(vn, dim)}
+}
+
+// At the exact singular vectors the op's bound equals the lipschitz package's, which uses
+// exact spectral norms.
+func TestL2BoundTok2MatchesLipschitzPackage(t *testing.T) {
+	for _, h := range []int{1, 2, 4} {
+		wq, wv, wo := gradcheck.Rand(51, 1, 8, 8), gradcheck.Rand(52, 1, 8, 8), gradcheck.Rand(53, 1, 8, 8)
+		vecs := tok2Vectors(t, wq, wv, wo, h)
+		g := G.NewGraph()
+		n := func(x *tensor.Dense, name string) *G.Node { return G.NodeFromAny(g, x, G.WithName(name)) }
+		ub, err := L2BoundTok2(n(wq, "wq"), n(wv, "wv"), n(wo, "wo"), n(vecs[0], "uq"), n(vecs[1], "vq"), n(vecs[2], "un"), n(vecs[3], "vn"), nil, h, 16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runGraph(t, g)
+		split := func(x *tensor.Dense) []*mat.Dense {
+			s, err := lipschitz.HeadSlices(mat.NewDense(8, 8, x.Data().([]float64)), h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}
+		want, err := lipschitz.L2MHABoundTok2(16, split(wq), split(wv), mat.NewDense(8, 8, wo.Data().([]float64)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The SVD's singular vectors may come with either sign: |u^T W v| is the norm.
+		if got := ub.Value().Data().(float64); math.Abs(math.Abs(got)-want) > 1e-10*want {
+			t.Errorf("H=%d: graph bound %.17g, lipschitz package %.17g", h, got, want)
+		}
+	}
+}
+
+func TestL2BoundTok2Gradient(t *testing.T) {
+	for _, h := range []int{1, 2, 3} {
+		for _, biased := range []bool{false, true} {
+			vecs := []*tensor.Dense{gradcheck.Rand(uint64(60+h), 1, h, 6), gradcheck.Rand(uint64(61+h), 1, h, 6/h), gradcheck.Rand(uint64(62+h), 1, 6), gradcheck.Rand(uint64(63+h), 1, 6)}
+			in := []gradcheck.Input{
+				{Name: "wq", Value: gradcheck.Rand(uint64(64+h), 1, 6, 6)},
+				{Name: "wv", Value: gradcheck.Rand(uint64(65+h), 1, 6, 6)},
+				{Name: "wo", Value: gradcheck.Rand(uint64(66+h), 1, 6, 6)},
+			}
+			if biased { // T = 7 entries, of which the bound for n = 5 reads 5
+				in = append(in, gradcheck.Input{Name: "bias", Value: gradcheck.Rand(uint64(67+h), 1, h, 7)})
+			}
+			res, err := gradcheck.Check(func(g *G.ExprGraph, in []*G.Node) (*G.Node, error) {
+				c := func(x *tensor.Dense, name string) *G.Node { return G.NodeFromAny(g, x, G.WithName(name)) }
+				var bias *G.Node
+				if biased {
+					bias = in[3]
+				}
+				return L2BoundTok2(in[0], in[1], in[2], c(vecs[0], "uq"), c(vecs[1], "vq"), c(vecs[2], "un"), c(vecs[3], "vn"), bias, h, 5)
+			}, in, 1, 1e-6)
+			assertGrad(t, fmt.Sprintf("l2 token-norm bound H=%d bias=%t", h, biased), res, err)
+		}
+	}
+}
+
+// With a bias, the op agrees with the lipschitz package at the exact singular vectors, and
+// a zero bias gives the unbiased bound.
+func TestL2BoundTok2Biased(t *testing.T) {
+	const h, n = 2, 6
+	wq, wv, wo := gradcheck.Rand(71, 1, 8, 8), gradcheck.Rand(72, 1, 8, 8), gradcheck.Rand(73, 1, 8, 8)
+	vecs := tok2Vectors(t, wq, wv, wo, h)
+	for _, zero := range []bool{false, true} {
+		bias := gradcheck.Rand(74, 2, h, 9)
+		if zero {
+			clear(bias.Data().([]float64))
+		}
+		g := G.NewGraph()
+		c := func(x *tensor.Dense, name string) *G.Node { return G.NodeFromAny(g, x, G.WithName(name)) }
+		ub, err := L2BoundTok2(c(wq, "wq"), c(wv, "wv"), c(wo, "wo"), c(vecs[0], "uq"), c(vecs[1], "vq"), c(vecs[2], "un"), c(vecs[3], "vn"), c(bias, "bias"), h, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runGraph(t, g)
+		split := func(x *tensor.Dense) []*mat.Dense {
+			s, err := lipschitz.HeadSlices(mat.NewDense(8, 8, x.Data().([]float64)), h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}
+		b := bias.Data().([]float64)
+		rows := [][]float64{b[:9], b[9:]}
+		want, err := lipschitz.L2MHABoundTok2Biased(n, split(wq), split(wv), mat.NewDense(8, 8, wo.Data().([]float64)), rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if zero {
+			plain, err := lipschitz.L2MHABoundTok2(n, split(wq), split(wv), mat.NewDense(8, 8, wo.Data().([]float64)))
+			if err != nil || math.Abs(plain-want) > 1e-12*want {
+				t.Errorf("zero bias: %v, unbiased %v (%v)", want, plain, err)
+			}
+		}
+		if got := ub.Value().Data().(float64); math.Abs(math.Abs(got)-want) > 1e-10*want {
+			t.Errorf("zero bias %t: graph bound %.17g, lipschitz package %.17g", zero, got, want)
 		}
 	}
 }

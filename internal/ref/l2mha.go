@@ -1,6 +1,7 @@
 package ref
 
 import (
+	"fmt"
 	"math"
 
 	"gonum.org/v1/gonum/mat"
@@ -15,6 +16,25 @@ import (
 //
 // x is (N, D); wq and wv hold H matrices (D, d) with d = D/H; wo is (D, D).
 func L2MHA(x [][]float64, wq, wv []*mat.Dense, wo *mat.Dense, causal bool) ([][]float64, error) {
+	return l2MHA(x, wq, wv, wo, causal, nil)
+}
+
+// L2MHABiased is causal L2MHA with a position bias: head h's logit of row i and column
+// j <= i gains bias[h][i-j] (bias[h] has at least N entries).
+func L2MHABiased(x [][]float64, wq, wv []*mat.Dense, wo *mat.Dense, bias [][]float64) ([][]float64, error) {
+	if len(bias) != len(wq) {
+		return nil, fmt.Errorf("ref: %d bias rows for %d heads", len(bias), len(wq))
+	}
+	for h, b := range bias {
+		if len(b) < len(x) {
+			return nil, fmt.Errorf("ref: bias of head %d has %d entries for %d tokens", h, len(b), len(x))
+		}
+	}
+	return l2MHA(x, wq, wv, wo, true, bias)
+}
+
+// l2MHA is L2MHA with an optional position bias.
+func l2MHA(x [][]float64, wq, wv []*mat.Dense, wo *mat.Dense, causal bool, bias [][]float64) ([][]float64, error) {
 	_, dim, heads, d, err := checkMHA(x, wo, headWeights{"wq", wq}, headWeights{"wv", wv})
 	if err != nil {
 		return nil, err
@@ -23,7 +43,15 @@ func L2MHA(x [][]float64, wq, wv []*mat.Dense, wo *mat.Dense, causal bool) ([][]
 	out := make([][][]float64, heads)
 	for h := range heads {
 		q := mul(x, wq[h]) // (N, d)
-		p, err := Softmax(l2Logits(q, q, scale), causal)
+		logits := l2Logits(q, q, scale)
+		if bias != nil {
+			for i := range logits {
+				for j := 0; j <= i; j++ {
+					logits[i][j] += bias[h][i-j]
+				}
+			}
+		}
+		p, err := Softmax(logits, causal)
 		if err != nil {
 			return nil, err
 		}

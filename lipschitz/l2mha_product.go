@@ -1,0 +1,56 @@
+package lipschitz
+
+import (
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// L2MHABoundInfProduct returns the product-form inf-norm Lipschitz upper bound of tied L2
+// multihead attention on sequences of n tokens (docs/math.md, "The product bound"):
+//
+//	(4 sqrt(d) phi^{-1}(n-1) + 1) * max_e sum_h ||W^{Q,h}^T||_inf * sum_r |N_h[r, e]|
+//
+// with N_h = (W^{Q,h})^T W^{V,h} W^{O,h} / sqrt(d) (d, D), W^{O,h} the rows h*d..(h+1)*d of
+// W^O. It writes head h as u(X W^{Q,h}) N_h, with u(Y) = P(Y) Y the L2 attention of identity
+// weights, whose inf-norm constant 4 sqrt(d) phi^{-1}(n-1) + 1 does not depend on the
+// logits' temperature; so it also bounds a layer whose logits use the queries times any
+// positive per-head factor. For one head it is at most L2MHABoundInf, and equal for D = 1.
+// The arguments are as for L2MHABoundInf.
+func L2MHABoundInfProduct(n int, wq, wv []*mat.Dense, wo *mat.Dense) (float64, error) {
+	d, err := checkL2MHA(n, wq, wv, wo)
+	if err != nil {
+		return 0, err
+	}
+	dim := wo.RawMatrix().Rows
+	cols := make([]float64, dim) // sum_h a_h sum_r |N_h[r, e]| per output column e
+	for h := range wq {
+		a := NormInf(wq[h].T())
+		var m, nh mat.Dense
+		m.Mul(wq[h].T(), wv[h])                    // (d, d)
+		m.Scale(1/math.Sqrt(float64(d)), &m)       // M_h
+		nh.Mul(&m, wo.Slice(h*d, (h+1)*d, 0, dim)) // N_h (d, D)
+		for e := range dim {
+			s := 0.0
+			for r := range d {
+				s += math.Abs(nh.At(r, e))
+			}
+			cols[e] += a * s
+		}
+	}
+	largest := 0.0
+	for _, s := range cols {
+		largest = math.Max(largest, s)
+	}
+	return IdentityL2LipInf(n, d) * largest, nil
+}
+
+// IdentityL2LipInf is the inf-norm Lipschitz upper bound 4 sqrt(d) phi^{-1}(n-1) + 1 of
+// u(Y) = P(Y) Y on sequences of n tokens of width d, with P = softmax of the logits
+// -||y_i - y_j||^2 / tau for any temperature tau > 0 (docs/math.md): Kim et al.'s Thm 3.2
+// for one head of identity weights, (4 phi^{-1}(n-1) + 1/sqrt(d)) for u / sqrt(d) at
+// tau = sqrt(d), and u_tau(Y) = sqrt(tau) u_1(Y / sqrt(tau)) has the same constant for
+// every tau.
+func IdentityL2LipInf(n, d int) float64 {
+	return 4*math.Sqrt(float64(d))*PhiInv(n) + 1
+}

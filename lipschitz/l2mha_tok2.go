@@ -1,0 +1,83 @@
+package lipschitz
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// L2MHABoundTok2 returns an upper bound on the Lipschitz constant of tied L2 multihead
+// attention on sequences of n tokens in the token norm ||X||_{inf,2} = max_i ||x_i||_2,
+// the largest 2-norm of a token (docs/math.md, "The token-norm bound"):
+//
+//	(1 + 4 phi^{-1}(n-1)) * sqrt(sum_h ||W^{Q,h}||_2^2) * ||N||_2
+//
+// with N (D, D) stacking N_h = (W^{Q,h})^T W^{V,h} W^{O,h} / sqrt(d), W^{O,h} the rows
+// h*d..(h+1)*d of W^O. Spectral norms are exact (SVD). It holds for any per-head logit
+// temperature. A map acting on each token alone, such as an MLP, has the same constant in
+// this norm as in a token's 2-norm, so the two sub-blocks of an invertible block contract
+// in one norm. The arguments are as for L2MHABoundInf.
+func L2MHABoundTok2(n int, wq, wv []*mat.Dense, wo *mat.Dense) (float64, error) {
+	return L2MHABoundTok2Biased(n, wq, wv, wo, nil)
+}
+
+// L2MHABoundTok2Biased is L2MHABoundTok2 for causal attention whose head h adds bias[h][i-j]
+// to the logit of row i, column j <= i (docs/math.md, "Position bias"): head h's constant
+// becomes k_h = 1 + 4 phi^{-1}(S_h) with S_h = BiasMass(bias[h], n), and
+//
+//	(sqrt(sum_h k_h^2 ||W^{Q,h}||_2^2)) * ||N||_2.
+//
+// bias nil is no bias (S_h = n - 1); otherwise it holds one row of at least n entries per
+// head.
+func L2MHABoundTok2Biased(n int, wq, wv []*mat.Dense, wo *mat.Dense, bias [][]float64) (float64, error) {
+	d, err := checkL2MHA(n, wq, wv, wo)
+	if err != nil {
+		return 0, err
+	}
+	if bias != nil && len(bias) != len(wq) {
+		return 0, fmt.Errorf("lipschitz: %d bias rows for %d heads", len(bias), len(wq))
+	}
+	for h, b := range bias {
+		if len(b) < n {
+			return 0, fmt.Errorf("lipschitz: bias of head %d has %d entries, want at least n = %d", h, len(b), n)
+		}
+	}
+	dim := wo.RawMatrix().Rows
+	stacked := mat.NewDense(dim, dim, nil)
+	sum := 0.0
+	for h := range wq {
+		k := IdentityL2LipTok2(n)
+		if bias != nil {
+			k = 1 + 4*LambertW0(BiasMass(bias[h], n)/math.E)
+		}
+		q := k * Norm2(wq[h])
+		sum += q * q
+		var m mat.Dense
+		m.Mul(wq[h].T(), wv[h])
+		m.Scale(1/math.Sqrt(float64(d)), &m)
+		stacked.Slice(h*d, (h+1)*d, 0, dim).(*mat.Dense).Mul(&m, wo.Slice(h*d, (h+1)*d, 0, dim))
+	}
+	bound := math.Sqrt(sum) * Norm2(stacked)
+	if math.IsNaN(bound) {
+		return 0, errNaNBound
+	}
+	return bound, nil
+}
+
+// IdentityL2LipTok2 is 1 + 4 phi^{-1}(n-1), the token-norm Lipschitz bound of
+// u(Y) = P(Y) Y on sequences of n tokens of any width, with P = softmax of the logits
+// -||y_i - y_j||^2 / tau for any tau > 0 (docs/math.md, "The token-norm bound").
+func IdentityL2LipTok2(n int) float64 { return 1 + 4*PhiInv(n) }
+
+// BiasMass is S = sum_{delta=1}^{n-1} exp(b[delta] - b[0]), the weight a position bias b
+// gives the other tokens of a row of n against the token itself, at equal distances: with
+// it the lemma of the token-norm bound holds with phi^{-1}(S) in place of phi^{-1}(n-1)
+// (S = n - 1 without a bias).
+func BiasMass(b []float64, n int) float64 {
+	s := 0.0
+	for _, v := range b[1:n] {
+		s += math.Exp(v - b[0])
+	}
+	return s
+}

@@ -1,0 +1,143 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/chewxy/hm"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// HeadScale multiplies column block h of w (D, D'), the columns h*d..(h+1)*d of head h, by
+// exp(p * s_h), with s (H) and a constant power p. With p = 1 on W^Q and p = -2 on W^V it
+// is tied L2 attention's per-head temperature: the logits of head h scale by exp(2 s_h)
+// while its value path A_h W^{V,h} and its product bound stay the same (docs/math.md).
+func HeadScale(w, s *G.Node, p float64) (*G.Node, error) {
+	ws, ss := w.Shape(), s.Shape()
+	if ws.Dims() != 2 || ss.Dims() != 1 || ss[0] < 1 || ws[1]%ss[0] != 0 {
+		return nil, fmt.Errorf("head scale: weights %v and scales %v, want (D, D') and (H) with D' a multiple of H", ws, ss)
+	}
+	if s.Dtype() != w.Dtype() {
+		return nil, fmt.Errorf("head scale: weights %v and scales %v of different dtypes", w.Dtype(), s.Dtype())
+	}
+	if err := checkFloat("head scale", w.Dtype()); err != nil {
+		return nil, err
+	}
+	if math.IsNaN(p) || math.IsInf(p, 0) || p == 0 {
+		return nil, fmt.Errorf("head scale: power %v, want finite and nonzero", p)
+	}
+	return G.ApplyOp(newHeadScaleOp(p, 0), w, s)
+}
+
+// headScaleOp is HeadScale (part 0) or its gradient with respect to w (part 1, a matrix) or
+// s (part 2, a vector); the gradients take (w, s, g).
+type headScaleOp struct {
+	baseOp
+	p    float64
+	part int
+}
+
+func newHeadScaleOp(p float64, part int) *headScaleOp {
+	return &headScaleOp{baseOp{name: fmt.Sprintf("HeadScale{p=%g,part=%d}", p, part)}, p, part}
+}
+
+// Arity is 2 forward, 3 backward.
+func (op *headScaleOp) Arity() int {
+	if op.part == 0 {
+		return 2
+	}
+	return 3
+}
+
+// Type maps (matrix, vector[, matrix]) to a matrix, or to a vector for part 2.
+func (op *headScaleOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	m, v := tensorType(2, a), tensorType(1, a)
+	switch op.part {
+	case 0:
+		return hm.NewFnType(m, v, m)
+	case 1:
+		return hm.NewFnType(m, v, m, m)
+	}
+	return hm.NewFnType(m, v, m, v)
+}
+
+// InferShape is w's shape, or s's for part 2.
+func (op *headScaleOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	if op.part == 2 {
+		return in[1].(tensor.Shape).Clone(), nil
+	}
+	return in[0].(tensor.Shape).Clone(), nil
+}
+
+// Do runs the op into a new tensor.
+func (op *headScaleOp) Do(in ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, in...) }
+
+// UsePreallocDo runs the op into prealloc when it fits.
+func (op *headScaleOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, error) {
+	vals := make([]*tensor.Dense, op.Arity())
+	for i := range vals {
+		var err error
+		if vals[i], err = dense(op.name, in, i); err != nil {
+			return nil, err
+		}
+	}
+	shape := vals[0].Shape()
+	if op.part == 2 {
+		shape = vals[1].Shape()
+	}
+	out := op.out.get(prealloc, vals[0].Dtype(), shape, in)
+	switch vals[0].Dtype() {
+	case tensor.Float32:
+		headScaleKernel(op, data[float32](out), floats[float32](vals), vals[0].Shape())
+	case tensor.Float64:
+		headScaleKernel(op, data[float64](out), floats[float64](vals), vals[0].Shape())
+	}
+	return out, nil
+}
+
+// DiffWRT is true for both inputs.
+func (op *headScaleOp) DiffWRT(int) []bool { return []bool{true, true} }
+
+// SymDiff applies the two gradient ops to (w, s, g).
+func (op *headScaleOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
+	dw, err := G.ApplyOp(newHeadScaleOp(op.p, 1), in[0], in[1], grad)
+	if err != nil {
+		return nil, err
+	}
+	ds, err := G.ApplyOp(newHeadScaleOp(op.p, 2), in[0], in[1], grad)
+	return G.Nodes{dw, ds}, err
+}
+
+// headScaleKernel computes, with f_h = exp(p s_h): part 0, w f; part 1, g f; part 2,
+// p f_h sum over head h's block of g w (accumulated in float64).
+func headScaleKernel[T Float](op *headScaleOp, out []T, in [][]T, shape tensor.Shape) {
+	rows, cols := shape[0], shape[1]
+	s := in[1]
+	hd := cols / len(s)
+	f := make([]float64, len(s))
+	for h, v := range s {
+		f[h] = math.Exp(op.p * float64(v))
+	}
+	if op.part == 2 {
+		acc := make([]float64, len(s))
+		w, g := in[0], in[2]
+		for i := range rows * cols {
+			acc[(i%cols)/hd] += float64(g[i]) * float64(w[i])
+		}
+		for h := range out {
+			out[h] = T(op.p * f[h] * acc[h])
+		}
+		return
+	}
+	x := in[0]
+	if op.part == 1 {
+		x = in[2]
+	}
+	for i := range rows {
+		for j := range cols {
+			out[i*cols+j] = T(float64(x[i*cols+j]) * f[j/hd])
+		}
+	}
+}
