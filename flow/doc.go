@@ -5,16 +5,18 @@
 //
 // Each sub-block contracts in its own norm, and is inverted and measured in it:
 //   - the attention sub-block (contractive L2 attention) in the inf-norm of each sequence,
-//     max_ij |X_ij| (SPEC's norm of vec(X); Norm SeqInf);
+//     max_ij |X_ij| (Norm SeqInf), under the kim and product bounds; under the token2 bound
+//     in the max over tokens of the token 2-norms (Norm Token2), like the MLP;
 //   - the MLP sub-block (spectrally normalised, acting on each token alone) in the 2-norm
 //     of each token, hence in the max over tokens of the token 2-norms (Norm Token2).
 //
 // Over a batch, a norm is the maximum over its sequences, in which each sub-block still
-// contracts. The two norms are not the same, and converting between them costs a factor up
-// to sqrt(D) (||x||_inf <= ||x||_2 <= sqrt(D) ||x||_inf on a token): a whole block, the
-// composition of the two sub-blocks, is certified to be invertible (each factor is), but no
-// single constant below 1 is certified for it in either norm. That is why the stack is
-// inverted one sub-block at a time, from the last to the first, never as one fixed point.
+// contracts. Under the inf-norm bounds the two norms are not the same, and converting
+// between them costs a factor up to sqrt(D) (||x||_inf <= ||x||_2 <= sqrt(D) ||x||_inf on a
+// token): a whole block is certified to be invertible (each factor is), but no single
+// constant below 1 is certified for it. Under the token2 bound both sub-blocks contract in
+// the token norm (docs/math.md). The stack is inverted one sub-block at a time, from the
+// last to the first, never as one fixed point.
 //
 // The invertible-dp architecture is the negative control: its attention branch is
 // normalised naively by ||W^V||_2 ||W^O||_2 and has no bound, since dot-product attention

@@ -9,6 +9,7 @@ import (
 
 	"lipformer/layers"
 	"lipformer/model"
+	"lipformer/ops"
 )
 
 // Stack is the invertible stack of a model, between the embeddings and the final
@@ -31,11 +32,15 @@ func NewStack(m *model.Model, batch int) (*Stack, error) {
 	t, d := m.Cfg.Context, m.Cfg.Width
 	st := &Stack{}
 	for i, b := range m.Inv {
+		attnNorm, attnBound := SeqInf, b.AttnLipschitzInf
+		if b.Attn.Bound == ops.BoundTok2 { // contractive in the token norm, like the MLP
+			attnNorm, attnBound = Token2, b.Attn.LipschitzTok2
+		}
 		attnLip := func() (float64, bool) {
 			if b.VNorm != nil { // the dp control
 				return b.NaiveAttnLipschitz2(), false
 			}
-			l, err := b.AttnLipschitzInf(t)
+			l, err := attnBound(t)
 			if err != nil { // non-finite weights: no number, but still a certified sub-block
 				return math.NaN(), true
 			}
@@ -47,7 +52,7 @@ func NewStack(m *model.Model, batch int) (*Stack, error) {
 			norm   Norm
 			branch func(*layers.Graph, *G.Node) (*G.Node, error)
 			lip    func() (float64, bool)
-		}{{fmt.Sprintf("h%d.attn", i), SeqInf, b.AttnBranch, attnLip}, {fmt.Sprintf("h%d.mlp", i), Token2, b.MLP.Forward, mlpLip}} {
+		}{{fmt.Sprintf("h%d.attn", i), attnNorm, b.AttnBranch, attnLip}, {fmt.Sprintf("h%d.mlp", i), Token2, b.MLP.Forward, mlpLip}} {
 			s, err := newSubBlock(sb.name, sb.norm, sb.branch, sb.lip, batch, t, d)
 			if err != nil {
 				st.Close()

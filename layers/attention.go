@@ -2,6 +2,7 @@ package layers
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"gonum.org/v1/gonum/mat"
@@ -21,18 +22,28 @@ import (
 //   - l2-untied: logits -||q_i - k_j||^2 / sqrt(d), values X W^{V,h}. Not Lipschitz.
 //
 // With LipC = c > 0 (tied L2 only) the layer is contractive L2 (SPEC section 3): its output
-// is scaled by min(1, c / UB_inf), the inf-norm bound for sequences of BoundLen tokens
-// computed from the current weights and differentiated through.
+// is scaled by min(1, c / UB_inf), the inf-norm bound of form Bound for sequences of
+// BoundLen tokens computed from the current weights and differentiated through.
+//
+// With LogTemp (tied L2 only) head h applies W^{Q,h} exp(s_h) and W^{V,h} exp(-2 s_h): its
+// logits scale by exp(2 s_h), its value path A_h W^{V,h} stays, and so does the product
+// bound (docs/math.md, "Temperature").
 type Attention struct {
 	Kind     ops.AttentionKind
 	Heads    int
 	Causal   bool
-	LipC     float64 // c of contractive L2, or 0
-	BoundLen int     // N of the contractive bound: the model's context
-	WQ       *Param  // (D, D)
-	WK       *Param  // (D, D); nil for tied L2
-	WV       *Param  // (D, D)
-	WO       *Param  // (D, D)
+	LipC     float64       // c of contractive L2, or 0
+	BoundLen int           // N of the contractive bound: the model's context
+	Bound    ops.BoundForm // the bound a contractive layer divides by
+	WQ       *Param        // (D, D)
+	WK       *Param        // (D, D); nil for tied L2
+	WV       *Param        // (D, D)
+	WO       *Param        // (D, D)
+	LogTemp  *Param        // (H) per-head log-temperature s of tied L2, or nil
+	Power    *AttnPower    // the power-iteration vectors of Bound BoundTok2, or nil
+	// PosBias (H, T), causal tied L2 only: head h's logit of row i, column j <= i gains
+	// PosBias[h, i-j]; nil for none. Only the token-norm bound covers it.
+	PosBias *Param
 }
 
 // NewAttention makes an attention layer of width d with weights drawn from N(0, std^2) and
@@ -55,12 +66,43 @@ func NewAttention(name string, kind ops.AttentionKind, d, heads int, causal bool
 	return a, nil
 }
 
+// AddTemperature gives a tied L2 layer per-head log-temperatures s, initialised to 0 (the
+// layer's function is unchanged until they are trained), not decayed, and trained at
+// scalarLR times the learning rate.
+func (a *Attention) AddTemperature(name string) error {
+	if a.Kind != ops.L2 {
+		return fmt.Errorf("%s: a temperature needs tied L2 attention, not %v", name, a.Kind)
+	}
+	a.LogTemp = newParam(name+".logtemp", a.WQ.Value.Dtype(), false, a.Heads)
+	a.LogTemp.LRScale = scalarLR
+	return nil
+}
+
+// AddPositionBias gives a causal tied L2 layer a learned position bias over t relative
+// offsets, initialised to 0 (the layer's function is unchanged until it is trained), not
+// decayed, and trained at scalarLR times the learning rate.
+func (a *Attention) AddPositionBias(name string, t int) error {
+	if a.Kind != ops.L2 || !a.Causal || t < 1 {
+		return fmt.Errorf("%s: a position bias needs causal tied L2 attention and a context, not %v (causal %t, context %d)", name, a.Kind, a.Causal, t)
+	}
+	a.PosBias = newParam(name+".posbias", a.WQ.Value.Dtype(), false, a.Heads, t)
+	a.PosBias.LRScale = scalarLR
+	return nil
+}
+
 // Params returns the layer's parameters.
 func (a *Attention) Params() []*Param {
+	ps := []*Param{a.WQ, a.WK, a.WV, a.WO}
 	if a.WK == nil {
-		return []*Param{a.WQ, a.WV, a.WO}
+		ps = []*Param{a.WQ, a.WV, a.WO}
 	}
-	return []*Param{a.WQ, a.WK, a.WV, a.WO}
+	if a.LogTemp != nil {
+		ps = append(ps, a.LogTemp)
+	}
+	if a.PosBias != nil {
+		ps = append(ps, a.PosBias)
+	}
+	return ps
 }
 
 // Forward maps x (B*T, D) to (B*T, D).
@@ -90,7 +132,13 @@ func (a *Attention) forward(g *Graph, x *G.Node, weight func(*Param) (*G.Node, e
 	if err != nil {
 		return nil, err
 	}
-	heads, err := ops.Attention(packed, ops.AttentionSpec{Kind: a.Kind, Heads: a.Heads, SeqLen: g.SeqLen, Causal: a.Causal})
+	spec := ops.AttentionSpec{Kind: a.Kind, Heads: a.Heads, SeqLen: g.SeqLen, Causal: a.Causal}
+	var heads *G.Node
+	if w.Bias != nil {
+		heads, err = ops.AttentionBiased(packed, w.Bias, spec)
+	} else {
+		heads, err = ops.Attention(packed, spec)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -107,9 +155,11 @@ func (a *Attention) forward(g *Graph, x *G.Node, weight func(*Param) (*G.Node, e
 type AttnWeights struct {
 	WQ, WK *G.Node // WK is nil for tied L2, whose keys are its queries
 	WV, WO *G.Node // as applied: the parameters, or weights computed from them
-	// Bound is the scalar UB_inf of a contractive layer, whose output is scaled by
+	// Bound is the scalar bound of a contractive layer, whose output is scaled by
 	// min(1, LipC / Bound) (ops.Contract); nil otherwise.
 	Bound *G.Node
+	// Bias is the position bias (H, T) added to the logits, or nil.
+	Bias *G.Node
 }
 
 // Weights adds to g the weights the layer applies: what an incremental decoder needs to
@@ -123,7 +173,22 @@ func (a *Attention) weights(g *Graph, weight func(*Param) (*G.Node, error)) (Att
 	if err != nil {
 		return AttnWeights{}, err
 	}
+	if a.LogTemp != nil {
+		s := g.Node(a.LogTemp)
+		if wq, err = ops.HeadScale(wq, s, 1); err != nil {
+			return AttnWeights{}, err
+		}
+		if wv, err = ops.HeadScale(wv, s, -2); err != nil {
+			return AttnWeights{}, err
+		}
+	}
 	w := AttnWeights{WQ: wq, WV: wv}
+	if a.PosBias != nil {
+		if g.SeqLen > a.PosBias.Value.Shape()[1] {
+			return AttnWeights{}, fmt.Errorf("%s: sequences of %d tokens, position bias over %d", a.WQ.Name, g.SeqLen, a.PosBias.Value.Shape()[1])
+		}
+		w.Bias = g.Node(a.PosBias)
+	}
 	if a.Kind != ops.L2 {
 		if a.WK == nil {
 			return AttnWeights{}, fmt.Errorf("%s: %v attention needs a key map", a.WQ.Name, a.Kind)
@@ -136,7 +201,21 @@ func (a *Attention) weights(g *Graph, weight func(*Param) (*G.Node, error)) (Att
 	if a.Kind != ops.L2 || a.BoundLen < 1 {
 		return AttnWeights{}, fmt.Errorf("%s: contractive attention needs tied L2 and a bound length, got %v and %d", a.WQ.Name, a.Kind, a.BoundLen)
 	}
-	w.Bound, err = ops.L2BoundInf(wq, wv, w.WO, a.Heads, lipschitz.PhiInv(a.BoundLen))
+	if w.Bias != nil && a.Bound != ops.BoundTok2 {
+		return AttnWeights{}, fmt.Errorf("%s: the %v bound does not cover a position bias; use token2", a.WQ.Name, a.Bound)
+	}
+	switch a.Bound {
+	case ops.BoundProduct:
+		w.Bound, err = ops.L2BoundInfProduct(wq, wv, w.WO, a.Heads, lipschitz.PhiInv(a.BoundLen))
+	case ops.BoundTok2:
+		p := a.Power
+		if p == nil {
+			return AttnWeights{}, fmt.Errorf("%s: the token-norm bound needs power-iteration vectors (AddPower)", a.WQ.Name)
+		}
+		w.Bound, err = ops.L2BoundTok2(wq, wv, w.WO, g.BufferNode(p.UQ), g.BufferNode(p.VQ), g.BufferNode(p.UN), g.BufferNode(p.VN), w.Bias, a.Heads, a.BoundLen)
+	default:
+		w.Bound, err = ops.L2BoundInf(wq, wv, w.WO, a.Heads, lipschitz.PhiInv(a.BoundLen))
+	}
 	return w, err
 }
 
@@ -145,28 +224,83 @@ func paramNode(g *Graph) func(*Param) (*G.Node, error) {
 	return func(p *Param) (*G.Node, error) { return g.Node(p), nil }
 }
 
-// LipschitzInf is the inf-norm upper bound of SPEC section 2 for sequences of n tokens
-// (tied L2 only), times the contractive scale; dp and l2-untied return
-// lipschitz.ErrNotLipschitz.
+// LipschitzInf is the certified inf-norm constant for sequences of n tokens (tied L2 only):
+// the smaller of Kim et al.'s bound and the product bound, times the contractive scale; dp
+// and l2-untied return lipschitz.ErrNotLipschitz. It is +Inf with a position bias, for
+// which no inf-norm bound is derived.
 func (a *Attention) LipschitzInf(n int) (float64, error) {
 	wq, wv, wo, err := a.boundWeights()
 	if err != nil {
 		return 0, err
 	}
-	ub, err := lipschitz.L2MHABoundInf(n, wq, wv, wo)
+	if a.PosBias != nil {
+		return math.Inf(1), nil
+	}
+	kim, err := lipschitz.L2MHABoundInf(n, wq, wv, wo)
+	if err != nil {
+		return 0, err
+	}
+	product, err := lipschitz.L2MHABoundInfProduct(n, wq, wv, wo)
 	if err != nil {
 		return 0, err
 	}
 	s, err := a.scale(wq, wv, wo)
+	return s * min(kim, product), err
+}
+
+// RawBound is the bound of the given form for sequences of n tokens at the layer's
+// weights, before the contractive scale (tied L2 only): kim and product bound the inf-norm
+// constant, token2 (with exact spectral norms) the token-norm constant.
+func (a *Attention) RawBound(form ops.BoundForm, n int) (float64, error) {
+	wq, wv, wo, err := a.boundWeights()
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case form == ops.BoundTok2:
+		return lipschitz.L2MHABoundTok2Biased(n, wq, wv, wo, a.biasRows())
+	case a.PosBias != nil: // no inf-norm bound is derived with a position bias
+		return math.Inf(1), nil
+	case form == ops.BoundProduct:
+		return lipschitz.L2MHABoundInfProduct(n, wq, wv, wo)
+	}
+	return lipschitz.L2MHABoundInf(n, wq, wv, wo)
+}
+
+// biasRows is the position bias as one row per head, or nil without one.
+func (a *Attention) biasRows() [][]float64 {
+	if a.PosBias == nil {
+		return nil
+	}
+	v, t := a.PosBias.Float64s(), a.PosBias.Value.Shape()[1]
+	rows := make([][]float64, a.Heads)
+	for h := range rows {
+		rows[h] = v[h*t : (h+1)*t]
+	}
+	return rows
+}
+
+// LipschitzTok2 is the certified token-norm constant for sequences of n tokens (tied L2
+// only): the token2 bound with exact spectral norms, times the contractive scale.
+func (a *Attention) LipschitzTok2(n int) (float64, error) {
+	ub, err := a.RawBound(ops.BoundTok2, n)
+	if err != nil {
+		return 0, err
+	}
+	s, err := a.Scale()
 	return s * ub, err
 }
 
 // Lipschitz2 is the 2-norm upper bound of SPEC section 2 for sequences of n tokens (tied
 // L2 only), times the contractive scale; dp and l2-untied return lipschitz.ErrNotLipschitz.
+// It is +Inf with a position bias.
 func (a *Attention) Lipschitz2(n int) (float64, error) {
 	wq, wv, wo, err := a.boundWeights()
 	if err != nil {
 		return 0, err
+	}
+	if a.PosBias != nil {
+		return math.Inf(1), nil
 	}
 	ub, err := lipschitz.L2MHABound2(n, wq, wv, wo)
 	if err != nil {
@@ -176,19 +310,45 @@ func (a *Attention) Lipschitz2(n int) (float64, error) {
 	return s * ub, err
 }
 
-// scale is the contractive factor min(1, c / UB_inf(BoundLen)), or 1 for plain attention.
+// Scale is the contractive factor min(1, c / UB_inf(BoundLen)) at the layer's weights, or
+// 1 for plain attention.
+func (a *Attention) Scale() (float64, error) {
+	if a.LipC == 0 {
+		return 1, nil
+	}
+	wq, wv, wo, err := a.boundWeights()
+	if err != nil {
+		return 0, err
+	}
+	return a.scale(wq, wv, wo)
+}
+
+// scale is Scale at the given weights.
 func (a *Attention) scale(wq, wv []*mat.Dense, wo *mat.Dense) (float64, error) {
 	if a.LipC == 0 {
 		return 1, nil
 	}
-	ub, err := lipschitz.L2MHABoundInf(a.BoundLen, wq, wv, wo)
+	if a.PosBias != nil && a.Bound != ops.BoundTok2 {
+		return 0, fmt.Errorf("%s: the %v bound does not cover a position bias; use token2", a.WQ.Name, a.Bound)
+	}
+	var ub float64
+	var err error
+	switch a.Bound {
+	case ops.BoundProduct:
+		ub, err = lipschitz.L2MHABoundInfProduct(a.BoundLen, wq, wv, wo)
+	case ops.BoundTok2:
+		ub, err = a.tok2Estimate(wq, wv, wo)
+	default:
+		ub, err = lipschitz.L2MHABoundInf(a.BoundLen, wq, wv, wo)
+	}
 	if err != nil {
 		return 0, err
 	}
 	return min(1, a.LipC/ub), nil
 }
 
-// boundWeights returns the per-head query and value maps and W^O of a tied L2 layer.
+// boundWeights returns the per-head query and value maps and W^O of a tied L2 layer as it
+// applies them (with its temperatures).
 func (a *Attention) boundWeights() (wq, wv []*mat.Dense, wo *mat.Dense, err error) {
 	if a.Kind != ops.L2 {
 		return nil, nil, nil, fmt.Errorf("%s (%v attention): %w", a.WQ.Name, a.Kind, lipschitz.ErrNotLipschitz)
@@ -198,6 +358,12 @@ func (a *Attention) boundWeights() (wq, wv []*mat.Dense, wo *mat.Dense, err erro
 	}
 	if wv, err = lipschitz.HeadSlices(denseOf(a.WV), a.Heads); err != nil {
 		return nil, nil, nil, err
+	}
+	if a.LogTemp != nil {
+		for h, s := range a.LogTemp.Float64s() {
+			wq[h].Scale(math.Exp(s), wq[h])
+			wv[h].Scale(math.Exp(-2*s), wv[h])
+		}
 	}
 	return wq, wv, denseOf(a.WO), nil
 }

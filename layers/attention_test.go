@@ -40,7 +40,11 @@ func refAttention(t *testing.T, a *Attention, x [][]float64, seqLen int) [][]flo
 		case ops.DotProduct:
 			y, err = ref.DPMHA(x[s:s+seqLen], wq, wk, wv, wo, a.Causal)
 		case ops.L2:
-			y, err = ref.L2MHA(x[s:s+seqLen], wq, wv, wo, a.Causal)
+			if rows := a.biasRows(); rows != nil {
+				y, err = ref.L2MHABiased(x[s:s+seqLen], wq, wv, wo, rows)
+			} else {
+				y, err = ref.L2MHA(x[s:s+seqLen], wq, wv, wo, a.Causal)
+			}
 		case ops.L2Untied:
 			y, err = ref.L2MHAUntied(x[s:s+seqLen], wq, wk, wv, wo, a.Causal)
 		}

@@ -46,6 +46,9 @@ type BlockConfig struct {
 	Context int     // the model's context, the N of the contractive bound
 	// BalanceL2 rescales tied L2 value maps after initialisation (Attention.BalanceL2Values).
 	BalanceL2 bool
+	Bound     ops.BoundForm // the bound contractive attention divides by
+	L2Temp    bool          // tied L2 attention learns per-head temperatures
+	PosBias   bool          // tied L2 attention learns a position bias over the context
 }
 
 // Block is a transformer block: an attention and an MLP sub-block, each residual, with
@@ -67,7 +70,10 @@ func NewBlock(name string, cfg BlockConfig, dt tensor.Dtype, rng *rand.Rand) (*B
 	if err != nil {
 		return nil, err
 	}
-	attn.LipC, attn.BoundLen = cfg.LipC, cfg.Context
+	attn.LipC, attn.BoundLen, attn.Bound = cfg.LipC, cfg.Context, cfg.Bound
+	if cfg.LipC > 0 && cfg.Bound == ops.BoundTok2 {
+		attn.AddPower(name + ".attn")
+	}
 	proj := residualStd(cfg.Std, max(cfg.Layers, 1))
 	b := &Block{Cfg: cfg, Attn: attn, MLP: NewMLP(name+".mlp", cfg.Width, cfg.Hidden, cfg.Std, proj, dt, rng)}
 	if cfg.Norm != NoLN {
@@ -77,11 +83,25 @@ func NewBlock(name string, cfg BlockConfig, dt tensor.Dtype, rng *rand.Rand) (*B
 }
 
 // newBlockAttention makes the attention of a block: GPT-2's initialisation, the output map
-// scaled down with depth, and tied L2 value maps balanced when cfg.BalanceL2 says so.
+// scaled down with depth, temperatures and a position bias when cfg.L2Temp and cfg.PosBias
+// say so, and tied L2 value maps balanced when cfg.BalanceL2 says so.
 func newBlockAttention(name string, cfg BlockConfig, dt tensor.Dtype, rng *rand.Rand) (*Attention, error) {
 	attn, err := NewAttention(name, cfg.Kind, cfg.Width, cfg.Heads, cfg.Causal, cfg.Std, residualStd(cfg.Std, max(cfg.Layers, 1)), dt, rng)
-	if err != nil || !cfg.BalanceL2 || cfg.Kind != ops.L2 {
-		return attn, err
+	if err != nil {
+		return nil, err
+	}
+	if cfg.L2Temp {
+		if err := attn.AddTemperature(name); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.PosBias {
+		if err := attn.AddPositionBias(name, cfg.Context); err != nil {
+			return nil, err
+		}
+	}
+	if !cfg.BalanceL2 || cfg.Kind != ops.L2 {
+		return attn, nil
 	}
 	if _, err := attn.BalanceL2Values(); err != nil {
 		return nil, err

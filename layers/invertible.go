@@ -43,7 +43,10 @@ func NewInvertibleBlock(name string, cfg BlockConfig, dt tensor.Dtype, rng *rand
 	}
 	b := &InvertibleBlock{Attn: attn, C: cfg.LipC, Dropout: cfg.Dropout}
 	if cfg.Kind == ops.L2 {
-		attn.LipC, attn.BoundLen = cfg.LipC, cfg.Context
+		attn.LipC, attn.BoundLen, attn.Bound = cfg.LipC, cfg.Context, cfg.Bound
+		if cfg.Bound == ops.BoundTok2 {
+			attn.AddPower(name + ".attn")
+		}
 	} else {
 		b.VNorm, b.ONorm = NewSpectralNorm(attn.WV, rng), NewSpectralNorm(attn.WO, rng)
 	}

@@ -13,7 +13,15 @@ type Param struct {
 	Name  string
 	Value *tensor.Dense
 	Decay bool // weight decay applies (matrices of Linear and attention maps)
+	// LRScale multiplies the learning rate of this parameter; 0 means 1.
+	LRScale float64
 }
+
+// scalarLR is the learning-rate multiplier of attention's per-head scalars (temperatures
+// and position biases): Adam moves a parameter by about the learning rate per step, and
+// these must move by several units within a few thousand steps, where a matrix entry
+// moves by hundredths.
+const scalarLR = 10
 
 // newParam allocates a parameter of the given shape and dtype.
 func newParam(name string, dt tensor.Dtype, decay bool, shape ...int) *Param {

@@ -22,12 +22,29 @@ func (b Bound) MarshalJSON() ([]byte, error) {
 	return json.Marshal(float64(b))
 }
 
+// UnmarshalJSON reads a number, or null as +Inf.
+func (b *Bound) UnmarshalJSON(data []byte) error {
+	if string(data) == "null" {
+		*b = Bound(math.Inf(1))
+		return nil
+	}
+	var v float64
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	*b = Bound(v)
+	return nil
+}
+
 // Factor is the certified Lipschitz constant of one part of the network, for sequences of
-// the model's context length, in the inf-norm and the 2-norm of the whole sequence.
+// the model's context length, in the inf-norm and the 2-norm of the whole sequence, and in
+// the token norm max_i ||x_i||_2 (a map acting on each token alone has its token 2-norm
+// constant there).
 type Factor struct {
 	Name string `json:"name"` // h0.attn, h0.mlp, ..., lnf, head
 	Inf  Bound  `json:"inf"`
 	Two  Bound  `json:"two"`
+	Tok2 Bound  `json:"tok2"`
 	Note string `json:"note,omitempty"` // what dominates or breaks the bound
 }
 
@@ -40,6 +57,7 @@ type Certificate struct {
 	Factors []Factor `json:"factors"`
 	Inf     Bound    `json:"product_inf"`
 	Two     Bound    `json:"product_two"`
+	Tok2    Bound    `json:"product_tok2"`
 }
 
 // Certificate computes the certified constants from the current weights: each residual
@@ -47,13 +65,13 @@ type Certificate struct {
 // as the block places it), and the network by the product of its parts.
 func (m *Model) Certificate() (*Certificate, error) {
 	n := m.Cfg.Context
-	c := &Certificate{Arch: m.Cfg.Arch, N: n, Inf: 1, Two: 1}
+	c := &Certificate{Arch: m.Cfg.Arch, N: n, Inf: 1, Two: 1, Tok2: 1}
 	for i, b := range m.Blocks {
 		attn, err := attentionFactor(b.Attn, n)
 		if err != nil {
 			return nil, err
 		}
-		mlp := Factor{Inf: Bound(b.MLP.LipschitzInf()), Two: Bound(b.MLP.Lipschitz2())}
+		mlp := Factor{Inf: Bound(b.MLP.LipschitzInf()), Two: Bound(b.MLP.Lipschitz2()), Tok2: Bound(b.MLP.Lipschitz2())}
 		for _, part := range []struct {
 			name string
 			f    Factor
@@ -77,9 +95,9 @@ func (m *Model) Certificate() (*Certificate, error) {
 		}
 		fc, pr := b.MLP.Fc, b.MLP.Proj
 		mlpInf := fc.C * fc.Linear.LipschitzInf() / fc.SN.Sigma() * pr.C * pr.Linear.LipschitzInf() / pr.SN.Sigma()
-		attn.Name, attn.Inf, attn.Two = fmt.Sprintf("h%d.attn", i), 1+attn.Inf, 1+attn.Two
+		attn.Name, attn.Inf, attn.Two, attn.Tok2 = fmt.Sprintf("h%d.attn", i), 1+attn.Inf, 1+attn.Two, 1+attn.Tok2
 		c.add(attn)
-		c.add(Factor{Name: fmt.Sprintf("h%d.mlp", i), Inf: Bound(1 + mlpInf), Two: Bound(1 + b.MLP.Lipschitz2()), Note: "spectrally normalised, ELU"})
+		c.add(Factor{Name: fmt.Sprintf("h%d.mlp", i), Inf: Bound(1 + mlpInf), Two: Bound(1 + b.MLP.Lipschitz2()), Tok2: Bound(1 + b.MLP.Lipschitz2()), Note: "spectrally normalised, ELU"})
 	}
 	lnInf, err := m.LNf.LipschitzInf()
 	if err != nil {
@@ -89,11 +107,11 @@ func (m *Model) Certificate() (*Certificate, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.add(Factor{Name: "lnf", Inf: Bound(lnInf), Two: Bound(ln2), Note: "LayerNorm: max|gain|/sqrt(eps)"})
+	c.add(Factor{Name: "lnf", Inf: Bound(lnInf), Two: Bound(ln2), Tok2: Bound(ln2), Note: "LayerNorm: max|gain|/sqrt(eps)"})
 	if m.Head == nil {
-		c.add(Factor{Name: "head", Inf: Bound(m.Tok.UnembedLipschitzInf()), Two: Bound(m.Tok.UnembedLipschitz2()), Note: "tied to the token embedding"})
+		c.add(Factor{Name: "head", Inf: Bound(m.Tok.UnembedLipschitzInf()), Two: Bound(m.Tok.UnembedLipschitz2()), Tok2: Bound(m.Tok.UnembedLipschitz2()), Note: "tied to the token embedding"})
 	} else {
-		c.add(Factor{Name: "head", Inf: Bound(m.Head.LipschitzInf()), Two: Bound(m.Head.Lipschitz2())})
+		c.add(Factor{Name: "head", Inf: Bound(m.Head.LipschitzInf()), Two: Bound(m.Head.Lipschitz2()), Tok2: Bound(m.Head.Lipschitz2())})
 	}
 	return c, nil
 }
@@ -103,6 +121,7 @@ func (c *Certificate) add(f Factor) {
 	c.Factors = append(c.Factors, f)
 	c.Inf *= f.Inf
 	c.Two *= f.Two
+	c.Tok2 *= f.Tok2
 }
 
 // attentionFactor is the bound of an attention layer, infinite for dot-product and untied
@@ -110,7 +129,7 @@ func (c *Certificate) add(f Factor) {
 func attentionFactor(a *layers.Attention, n int) (Factor, error) {
 	inf, err := a.LipschitzInf(n)
 	if errors.Is(err, lipschitz.ErrNotLipschitz) {
-		return Factor{Inf: Bound(math.Inf(1)), Two: Bound(math.Inf(1)), Note: a.Kind.String() + " attention is not Lipschitz"}, nil
+		return Factor{Inf: Bound(math.Inf(1)), Two: Bound(math.Inf(1)), Tok2: Bound(math.Inf(1)), Note: a.Kind.String() + " attention is not Lipschitz"}, nil
 	}
 	if err != nil {
 		return Factor{}, err
@@ -119,9 +138,13 @@ func attentionFactor(a *layers.Attention, n int) (Factor, error) {
 	if err != nil {
 		return Factor{}, err
 	}
-	f := Factor{Inf: Bound(inf), Two: Bound(two)}
+	tok2, err := a.LipschitzTok2(n)
+	if err != nil {
+		return Factor{}, err
+	}
+	f := Factor{Inf: Bound(inf), Two: Bound(two), Tok2: Bound(tok2)}
 	if a.LipC > 0 {
-		f.Note = fmt.Sprintf("contractive, c = %g", a.LipC)
+		f.Note = fmt.Sprintf("contractive in the %s bound, c = %g", a.Bound, a.LipC)
 	}
 	return f, nil
 }
@@ -130,7 +153,7 @@ func attentionFactor(a *layers.Attention, n int) (Factor, error) {
 // 1 + Lip(LN) Lip(f), post-LN Lip(LN) (1 + Lip(f)), none 1 + Lip(f).
 func residualFactor(f Factor, ln *layers.LayerNorm, norm layers.Norm) (Factor, error) {
 	if norm == layers.NoLN {
-		return Factor{Inf: 1 + f.Inf, Two: 1 + f.Two, Note: f.Note}, nil
+		return Factor{Inf: 1 + f.Inf, Two: 1 + f.Two, Tok2: 1 + f.Tok2, Note: f.Note}, nil
 	}
 	lnInf, err := ln.LipschitzInf()
 	if err != nil {
@@ -145,7 +168,7 @@ func residualFactor(f Factor, ln *layers.LayerNorm, norm layers.Norm) (Factor, e
 		note = f.Note + "; " + note
 	}
 	if norm == layers.PreLN {
-		return Factor{Inf: 1 + Bound(lnInf)*f.Inf, Two: 1 + Bound(ln2)*f.Two, Note: note}, nil
+		return Factor{Inf: 1 + Bound(lnInf)*f.Inf, Two: 1 + Bound(ln2)*f.Two, Tok2: 1 + Bound(ln2)*f.Tok2, Note: note}, nil
 	}
-	return Factor{Inf: Bound(lnInf) * (1 + f.Inf), Two: Bound(ln2) * (1 + f.Two), Note: note}, nil
+	return Factor{Inf: Bound(lnInf) * (1 + f.Inf), Two: Bound(ln2) * (1 + f.Two), Tok2: Bound(ln2) * (1 + f.Tok2), Note: note}, nil
 }

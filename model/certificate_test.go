@@ -78,11 +78,14 @@ func TestCertificateBoundsTheNetwork(t *testing.T) {
 	for _, c := range []struct {
 		arch, norm string
 		tie        bool
+		bound      string
+		temp       bool
 	}{
-		{"l2", "none", false}, {"l2", "pre", false}, {"l2", "post", false}, {"l2", "pre", true},
-		{"contractive-l2", "none", false}, {"invertible-l2", "none", false},
+		{"l2", "none", false, "", false}, {"l2", "pre", false, "", false}, {"l2", "post", false, "", false}, {"l2", "pre", true, "", false},
+		{"contractive-l2", "none", false, "", false}, {"invertible-l2", "none", false, "", false},
+		{"contractive-l2", "pre", false, "product", true}, {"invertible-l2", "none", false, "token2", true}, {"l2", "none", false, "", true},
 	} {
-		cfg := Config{Arch: c.arch, Layers: 2, Heads: 2, Width: 4, Context: 4, Vocab: 5, Norm: c.norm, LipC: 0.9, Dtype: "float64", Std: 0.5, Tie: c.tie}
+		cfg := Config{Arch: c.arch, Layers: 2, Heads: 2, Width: 4, Context: 4, Vocab: 5, Norm: c.norm, LipC: 0.9, Dtype: "float64", Std: 0.5, Tie: c.tie, L2Bound: c.bound, L2Temp: c.temp}
 		m, err := New(cfg, 3)
 		if err != nil {
 			t.Fatal(err)
@@ -91,7 +94,7 @@ func TestCertificateBoundsTheNetwork(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if math.IsInf(float64(cert.Inf), 1) || math.IsInf(float64(cert.Two), 1) || len(cert.Factors) != 2*cfg.Layers+2 {
+		if math.IsInf(float64(cert.Inf), 1) || math.IsInf(float64(cert.Two), 1) || math.IsInf(float64(cert.Tok2), 1) || len(cert.Factors) != 2*cfg.Layers+2 {
 			t.Fatalf("%s %s: certificate %+v", c.arch, c.norm, cert)
 		}
 		jac := networkJacobian(t, m)
@@ -104,8 +107,12 @@ func TestCertificateBoundsTheNetwork(t *testing.T) {
 			}
 			j := jac(x)
 			inf, two := lipschitz.JacobianNormInf(j), lipschitz.JacobianNorm2(j)
-			if inf > float64(cert.Inf) || two > float64(cert.Two) {
-				t.Fatalf("%s %s: ||J||_inf %v (certified %v), ||J||_2 %v (certified %v)", c.arch, c.norm, inf, cert.Inf, two, cert.Two)
+			tok2, err := lipschitz.JacobianNormTok2(j, cfg.Context, 20)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if inf > float64(cert.Inf) || two > float64(cert.Two) || tok2 > float64(cert.Tok2) {
+				t.Fatalf("%s %s: ||J||_inf %v (certified %v), ||J||_2 %v (certified %v), token norm %v (certified %v)", c.arch, c.norm, inf, cert.Inf, two, cert.Two, tok2, cert.Tok2)
 			}
 			worst = math.Max(worst, inf/float64(cert.Inf))
 		}

@@ -36,7 +36,20 @@ type Config struct {
 	Tie     bool    `json:"tie"` // the head is the token embedding transposed (GPT-2, nanoGPT)
 	// BalanceL2 starts tied L2 value paths at dot-product scale (layers.Attention.BalanceL2Values).
 	BalanceL2 bool `json:"balance_l2"`
+	// L2Bound is the bound contractive tied L2 attention divides by: "kim" (Kim et al.'s
+	// product of separate norms; "" in older checkpoints means kim), "product" (inf-norm
+	// bound from the norms of the products the Jacobian contains) or "token2" (the
+	// token-norm bound, spectral norms); docs/math.md.
+	L2Bound string `json:"l2_bound,omitempty"`
+	// L2Temp gives tied L2 attention a learned per-head temperature (layers.Attention.LogTemp).
+	L2Temp bool `json:"l2_temp,omitempty"`
+	// L2PosBias gives tied L2 attention a learned position bias of the logits
+	// (layers.Attention.PosBias); contractive attention then needs the token2 bound.
+	L2PosBias bool `json:"l2_pos_bias,omitempty"`
 }
+
+// L2BoundForms lists the values of Config.L2Bound.
+var L2BoundForms = []string{"kim", "product", "token2"}
 
 // Default is a small pre-LN L2 model: 4 layers, 4 heads, width 128, context 64.
 func Default() Config {
@@ -80,6 +93,18 @@ func (c Config) Validate() error {
 	if c.invertible() && c.Norm == string(layers.PostLN) {
 		bad("norm post: an invertible architecture has no LayerNorm in its blocks (want none; pre is taken as none)")
 	}
+	if _, err := c.boundForm(); err != nil {
+		bad("%v", err)
+	}
+	if kind, _ := c.attentionKind(); c.L2Temp && kind != ops.L2 {
+		bad("l2_temp: arch %s has no tied L2 attention", c.Arch)
+	}
+	if kind, _ := c.attentionKind(); c.L2PosBias && kind != ops.L2 {
+		bad("l2_pos_bias: arch %s has no tied L2 attention", c.Arch)
+	}
+	if form, _ := c.boundForm(); c.L2PosBias && c.contraction() > 0 && form != ops.BoundTok2 {
+		bad("l2_pos_bias with l2_bound %q: only the token2 bound covers a position bias", c.L2Bound)
+	}
 	if _, err := c.dtype(); err != nil {
 		bad("%v", err)
 	}
@@ -113,6 +138,19 @@ func (c Config) attentionKind() (ops.AttentionKind, error) {
 		return ops.DotProduct, nil
 	}
 	return 0, fmt.Errorf("arch %q, want one of %s", c.Arch, strings.Join(Architectures, ", "))
+}
+
+// boundForm maps L2Bound to the bound of contractive attention.
+func (c Config) boundForm() (ops.BoundForm, error) {
+	switch c.L2Bound {
+	case "", "kim":
+		return ops.BoundKim, nil
+	case "product":
+		return ops.BoundProduct, nil
+	case "token2":
+		return ops.BoundTok2, nil
+	}
+	return 0, fmt.Errorf("l2_bound %q, want one of %s", c.L2Bound, strings.Join(L2BoundForms, ", "))
 }
 
 // invertible reports whether the architecture is built of invertible blocks.

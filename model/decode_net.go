@@ -309,6 +309,15 @@ func (dc *decoder[T]) attendSequence(par bool, b *blockWeights[T], c *blockCache
 				}
 			}
 		}
+		if b.bias != nil { // the position bias of offset pos+i-j
+			bh := b.bias[h*len(b.bias)/dc.heads:]
+			for i := 0; i < n; i++ {
+				row := s[i*m : i*m+pos+i+1]
+				for j := range row {
+					row[j] += bh[pos+i-j]
+				}
+			}
+		}
 		for i := 0; i < n; i++ {
 			ops.SoftmaxRow(s[i*m:(i+1)*m], s[i*m:(i+1)*m], pos+i+1)
 		}

@@ -20,6 +20,7 @@ type blockWeights[T ops.Float] struct {
 	// blockdiag(M_1, ..., M_H) times that (foldL2Mix), so that the heads' P Q_h map straight
 	// to the output.
 	wo         []T
+	bias       []T // (H, L) position bias of the logits, or nil
 	fc, fcB    []T // (D, F), (F)
 	proj, prjB []T // (F, D), (D)
 	elu        bool
@@ -47,6 +48,7 @@ type blockNodes struct {
 	packed               G.Nodes // (D, D) each: W^Q, W^K, W^V, or for tied L2 W^Q alone
 	wv                   *G.Node // (D, D): tied L2's value map, for foldL2Mix; nil otherwise
 	wo                   *G.Node // (D, D)
+	bias                 *G.Node // (H, L) position bias, or nil
 	fc, fcB, proj, projB *G.Node
 	elu                  bool
 	ln1, ln2             *layers.LayerNorm
@@ -85,6 +87,9 @@ func blockWeightsOf[T ops.Float](m *Model) ([]blockWeights[T], error) {
 		w.kind, w.elu, w.ln1, w.ln2 = bn.kind, bn.elu, lnWeightsOf[T](bn.ln1), lnWeightsOf[T](bn.ln2)
 		w.packed = concatColumns[T](bn.packed)
 		w.wo, w.fc, w.fcB, w.proj, w.prjB = valueOf[T](bn.wo), valueOf[T](bn.fc), valueOf[T](bn.fcB), valueOf[T](bn.proj), valueOf[T](bn.projB)
+		if bn.bias != nil {
+			w.bias = valueOf[T](bn.bias)
+		}
 		if bn.wv != nil {
 			if w.wo, err = foldL2Mix(valueOf[T](bn.packed[0]), valueOf[T](bn.wv), w.wo, m.Cfg.Width, m.Cfg.Heads); err != nil {
 				return nil, fmt.Errorf("decoder weights: %w", err)
@@ -147,7 +152,7 @@ func invertibleBlockNodes(g *layers.Graph, b *layers.InvertibleBlock) (blockNode
 // contractive layer's scale min(1, c / UB_inf) folded in (ops.Contract on W^O rather than
 // on the output: the same product).
 func (bn *blockNodes) setAttention(w layers.AttnWeights, c float64) error {
-	bn.packed, bn.wo = G.Nodes{w.WQ, w.WK, w.WV}, w.WO
+	bn.packed, bn.wo, bn.bias = G.Nodes{w.WQ, w.WK, w.WV}, w.WO, w.Bias
 	if bn.kind == ops.L2 {
 		bn.packed, bn.wv = G.Nodes{w.WQ}, w.WV
 	}

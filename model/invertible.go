@@ -12,21 +12,43 @@ func (m *Model) SpectralNorms() []*layers.SpectralNorm {
 	return sn
 }
 
-// PowerIterate runs n steps of power iteration on every spectrally normalised weight,
-// updating its persistent vectors in place: once before each training step, more before an
-// inversion. It does nothing for architectures without spectral normalisation.
+// Attentions returns every attention layer, in block order.
+func (m *Model) Attentions() []*layers.Attention {
+	var as []*layers.Attention
+	for _, b := range m.Blocks {
+		as = append(as, b.Attn)
+	}
+	for _, b := range m.Inv {
+		as = append(as, b.Attn)
+	}
+	return as
+}
+
+// PowerIterate runs n steps of power iteration on every spectrally normalised weight and
+// every token-norm attention bound, updating their persistent vectors in place: once
+// before each training step, more before an inversion. It does nothing for architectures
+// without them.
 func (m *Model) PowerIterate(n int) {
 	for _, sn := range m.SpectralNorms() {
 		sn.Iterate(n)
 	}
+	for _, a := range m.Attentions() {
+		a.PowerIterate(n)
+	}
 }
 
 // Buffers returns the tensors that checkpoints save besides the parameters: the power
-// iteration vectors u and v of every spectral normalisation, in a fixed order.
+// iteration vectors u and v of every spectral normalisation, then those of every
+// token-norm attention bound, in a fixed order.
 func (m *Model) Buffers() []*layers.Buffer {
 	var bs []*layers.Buffer
 	for _, sn := range m.SpectralNorms() {
 		bs = append(bs, sn.Buffers()...)
+	}
+	for _, a := range m.Attentions() {
+		if a.Power != nil {
+			bs = append(bs, a.Power.Buffers()...)
+		}
 	}
 	return bs
 }

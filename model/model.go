@@ -35,6 +35,7 @@ func New(cfg Config, seed uint64) (*Model, error) {
 	dt, _ := cfg.dtype()
 	kind, _ := cfg.attentionKind()
 	norm, _ := layers.ParseNorm(cfg.Norm)
+	form, _ := cfg.boundForm()
 	rng := rand.New(rand.NewPCG(seed, 0x6c6970666f726d))
 	m := &Model{
 		Cfg: cfg,
@@ -44,7 +45,7 @@ func New(cfg Config, seed uint64) (*Model, error) {
 	}
 	bc := layers.BlockConfig{Width: cfg.Width, Heads: cfg.Heads, Hidden: cfg.hidden(), Kind: kind, Norm: norm,
 		Causal: true, Dropout: cfg.Dropout, Std: cfg.Std, Layers: cfg.Layers, LipC: cfg.contraction(), Context: cfg.Context,
-		BalanceL2: cfg.BalanceL2}
+		BalanceL2: cfg.BalanceL2, Bound: form, L2Temp: cfg.L2Temp, PosBias: cfg.L2PosBias}
 	for i := 0; i < cfg.Layers; i++ {
 		name := fmt.Sprintf("h%d", i)
 		if cfg.invertible() {

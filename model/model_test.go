@@ -20,7 +20,8 @@ type variant struct {
 }
 
 // variants are the tiny configurations of every architecture, of dp and l2 with the head
-// tied to the token embedding, and of invertible-l2 with balanced value maps.
+// tied to the token embedding, of invertible-l2 with balanced value maps, and of tied L2
+// with temperatures, position biases and the product and token2 bounds.
 func variants() []variant {
 	var vs []variant
 	for _, arch := range Architectures {
@@ -33,7 +34,16 @@ func variants() []variant {
 	}
 	c := tiny("invertible-l2")
 	c.BalanceL2 = true
-	return append(vs, variant{"invertible-l2-balanced", c})
+	vs = append(vs, variant{"invertible-l2-balanced", c})
+	for _, v := range []struct {
+		arch, bound string
+		bias        bool
+	}{{"contractive-l2", "product", false}, {"contractive-l2", "token2", true}, {"invertible-l2", "token2", true}, {"l2", "", true}} {
+		c := tiny(v.arch)
+		c.L2Bound, c.L2Temp, c.L2PosBias = v.bound, true, v.bias
+		vs = append(vs, variant{fmt.Sprintf("%s-%s-temp-bias=%t", v.arch, v.bound, v.bias), c})
+	}
+	return vs
 }
 
 // fill writes a random batch into a program.

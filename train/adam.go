@@ -20,6 +20,9 @@ type Param[T Float] struct {
 	Value []T
 	Grad  []T
 	Decay bool
+	// LRScale multiplies the learning rate of this parameter (not its weight decay); 0
+	// means 1.
+	LRScale float64
 }
 
 // AdamConfig holds the optimizer's hyperparameters other than the learning
@@ -94,6 +97,8 @@ func NewAdam[T Float](params []Param[T], cfg AdamConfig) (*Adam[T], error) {
 			return nil, fmt.Errorf("adam: parameter %d has no name", i)
 		case seen[p.Name]:
 			return nil, fmt.Errorf("adam: parameter %q appears twice", p.Name)
+		case !(p.LRScale >= 0) || math.IsInf(p.LRScale, 1):
+			return nil, fmt.Errorf("adam: parameter %q has learning-rate scale %v, want finite and >= 0", p.Name, p.LRScale)
 		case len(p.Value) != len(p.Grad):
 			return nil, fmt.Errorf("adam: parameter %q has %d values but %d gradients", p.Name, len(p.Value), len(p.Grad))
 		}
@@ -136,6 +141,10 @@ func (a *Adam[T]) Step(lr float64) error {
 		keep := T(1)
 		if p.Decay {
 			keep = decayed
+		}
+		k.stepSize = T(lr / bc1)
+		if p.LRScale != 0 {
+			k.stepSize = T(lr * p.LRScale / bc1)
 		}
 		adamUpdate(p.Value, p.Grad, a.m[i], a.v[i], keep, k)
 	}

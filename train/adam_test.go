@@ -244,3 +244,34 @@ func BenchmarkAdamStep(b *testing.B) {
 		_ = a.Step(1e-3)
 	}
 }
+
+// A parameter with LRScale s moves s times as far as the same parameter without, step by
+// step (its weight decay is not scaled); a bad scale is refused by name.
+func TestAdamLRScale(t *testing.T) {
+	run := func(scale float64) []float64 {
+		p := []Param[float64]{{Name: "w", Value: []float64{1, -2}, Grad: make([]float64, 2), LRScale: scale}}
+		a, err := NewAdam(p, DefaultAdamConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var moves []float64
+		for step := range 3 {
+			p[0].Grad[0], p[0].Grad[1] = 0.3*float64(step+1), -0.1
+			before := p[0].Value[0]
+			if err := a.Step(1e-3); err != nil {
+				t.Fatal(err)
+			}
+			moves = append(moves, p[0].Value[0]-before)
+		}
+		return moves
+	}
+	plain, scaled := run(0), run(10)
+	for i := range plain {
+		if math.Abs(scaled[i]-10*plain[i]) > 1e-12 {
+			t.Errorf("step %d: scaled move %v, want 10 x %v", i, scaled[i], plain[i])
+		}
+	}
+	if _, err := NewAdam([]Param[float64]{{Name: "w", Value: []float64{1}, Grad: []float64{0}, LRScale: math.NaN()}}, DefaultAdamConfig()); err == nil || !strings.Contains(err.Error(), `"w"`) {
+		t.Errorf("a NaN scale: %v", err)
+	}
+}

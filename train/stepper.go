@@ -43,7 +43,7 @@ func NewStepper[T Float](m *model.Model, batch int, adam AdamConfig, clip float6
 			return nil, fmt.Errorf("stepper: parameter %s holds %T, not []%T (model dtype %s)", p.Name, p.Value.Data(), zero, m.Cfg.Dtype)
 		}
 		g := make([]T, len(v))
-		params = append(params, Param[T]{Name: p.Name, Value: v, Grad: g, Decay: p.Decay})
+		params = append(params, Param[T]{Name: p.Name, Value: v, Grad: g, Decay: p.Decay, LRScale: p.LRScale})
 		s.grads = append(s.grads, g)
 	}
 	if s.Adam, err = NewAdam(params, adam); err != nil {

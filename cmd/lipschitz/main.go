@@ -104,6 +104,7 @@ type config struct {
 	csvPath          string
 	plotPath         string
 	ckpt             string
+	searchN          int
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -133,6 +134,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.csvPath, "csv", "", "write one CSV row per (N, R) to this file")
 	fs.StringVar(&c.plotPath, "plot", "", "plot the bounds to this .png or .svg file: against N, or against R when there are several radii")
 	fs.StringVar(&c.ckpt, "ckpt", "", "instead of the experiment, certify a trained model: a run directory or checkpoint file")
+	fs.IntVar(&c.searchN, "search-n", 0, "with -ckpt: search every tied L2 attention layer for lower bounds on sequences of this many tokens, with -inits starts of -steps steps, and print the looseness certified / lower (0: no search)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -140,6 +142,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	c.seed = *seed
+	if c.searchN < 0 {
+		return nil, fmt.Errorf("-search-n %d, want >= 0", c.searchN)
+	}
 	var err error
 	switch *attn {
 	case "l2":

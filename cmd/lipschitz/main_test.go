@@ -190,5 +190,34 @@ func TestCertifyCheckpoint(t *testing.T) {
 		if arch == "l2" && math.Abs(*cert.Inf-float64(sum.Certificate.Inf)) > 1e-6**cert.Inf {
 			t.Errorf("certificate %v differs from the training summary's %v", *cert.Inf, sum.Certificate.Inf)
 		}
+		if arch != "l2" {
+			continue
+		}
+		stdout.Reset()
+		if err := run([]string{"-ckpt", out, "-json", "-search-n", "4", "-inits", "2", "-steps", "10"}, &stdout, &stderr); err != nil {
+			t.Fatal(err)
+		}
+		var loose struct {
+			Attention []struct {
+				Name        string
+				Lower       *struct{ Inf, Token2 float64 }
+				CertInfAtN  float64 `json:"certified_inf_at_n"`
+				CertTok2AtN float64 `json:"certified_token2_at_n"`
+			}
+		}
+		if err := json.Unmarshal(stdout.Bytes(), &loose); err != nil {
+			t.Fatal(err)
+		}
+		if len(loose.Attention) != 1 || loose.Attention[0].Lower == nil {
+			t.Fatalf("looseness %s", stdout.String())
+		}
+		a := loose.Attention[0]
+		if !(a.Lower.Inf > 0) || a.Lower.Inf > a.CertInfAtN || !(a.Lower.Token2 > 0) || a.Lower.Token2 > a.CertTok2AtN {
+			t.Errorf("%s: lower bounds %+v against certified %v (inf) and %v (token2)", a.Name, *a.Lower, a.CertInfAtN, a.CertTok2AtN)
+		}
+		stdout.Reset()
+		if err := run([]string{"-ckpt", out, "-search-n", "4", "-inits", "1", "-steps", "5"}, &stdout, &stderr); err != nil || !strings.Contains(stdout.String(), "token2 looseness") {
+			t.Errorf("table: %v\n%s", err, stdout.String())
+		}
 	}
 }

@@ -23,7 +23,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if c.ckpt != "" {
-		return certify(c.ckpt, c.json, stdout)
+		o := search.Options{Starts: c.inits, Steps: c.steps, LR: c.lr, LRFinal: c.lrFinal, InitMin: c.initMin, InitMax: c.initMax,
+			Refresh: c.refresh, Seed: c.seed}
+		return certify(c.ckpt, c.searchN, o, c.json, stdout)
 	}
 	human := stdout
 	if c.json {

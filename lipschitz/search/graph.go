@@ -59,7 +59,7 @@ func NewGraphMap(a *layers.Attention, n, chunk int) (*GraphMap, error) {
 	}
 	dim := a.WQ.Value.Shape()[0]
 	own := *a
-	for _, p := range []**layers.Param{&own.WQ, &own.WK, &own.WV, &own.WO} {
+	for _, p := range []**layers.Param{&own.WQ, &own.WK, &own.WV, &own.WO, &own.LogTemp, &own.PosBias} {
 		if *p != nil {
 			*p = &layers.Param{Name: (*p).Name, Value: (*p).Value.Clone().(*tensor.Dense), Decay: (*p).Decay}
 		}

@@ -46,9 +46,9 @@ func TestGraphJacobianMatchesReference(t *testing.T) {
 			t.Fatal(err)
 		}
 		if c.contractive {
-			// The reference has no contractive scale min(1, c / UB_inf), which
+			// The reference has no contractive scale min(1, c / UB_inf) (Kim et al.'s bound), which
 			// is constant in X: scale its Jacobian.
-			ub, err := a.LipschitzInf(c.n)
+			ub, err := a.RawBound(ops.BoundKim, c.n)
 			if err != nil {
 				t.Fatal(err)
 			}
