@@ -59,6 +59,10 @@ type Block struct {
 	Attn *Attention
 	LN2  *LayerNorm
 	MLP  *MLP
+	// AttnOff makes Forward skip the attention sub-block: x passes unchanged (no LayerNorm,
+	// no branch), an ablation for evaluation graphs. Forward reads it when it builds a
+	// graph; nothing else does (Params still lists the attention's parameters).
+	AttnOff bool
 }
 
 // NewBlock makes a block; name prefixes its parameters' names.
@@ -109,11 +113,13 @@ func newBlockAttention(name string, cfg BlockConfig, dt tensor.Dtype, rng *rand.
 	return attn, nil
 }
 
-// Forward maps x (B*T, D) to (B*T, D).
+// Forward maps x (B*T, D) to (B*T, D); with AttnOff, through the MLP sub-block alone.
 func (b *Block) Forward(g *Graph, x *G.Node) (*G.Node, error) {
-	x, err := b.residual(g, x, b.LN1, b.Attn.Forward)
-	if err != nil {
-		return nil, err
+	if !b.AttnOff {
+		var err error
+		if x, err = b.residual(g, x, b.LN1, b.Attn.Forward); err != nil {
+			return nil, err
+		}
 	}
 	return b.residual(g, x, b.LN2, b.MLP.Forward)
 }

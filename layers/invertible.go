@@ -26,6 +26,10 @@ type InvertibleBlock struct {
 	MLP     *SpectralMLP
 	C       float64 // the Lipschitz coefficient c
 	Dropout float64 // on each branch's output, in training graphs
+	// AttnOff makes Forward skip the attention sub-block: x passes unchanged, an ablation
+	// for evaluation graphs. Forward reads it when it builds a graph; AttnBranch and the
+	// rest of the block's methods ignore it.
+	AttnOff bool
 }
 
 // NewInvertibleBlock makes an invertible block from cfg: Kind L2 or dp, LipC = c in (0, 1),
@@ -54,11 +58,13 @@ func NewInvertibleBlock(name string, cfg BlockConfig, dt tensor.Dtype, rng *rand
 	return b, nil
 }
 
-// Forward maps x (B*T, D) to (B*T, D).
+// Forward maps x (B*T, D) to (B*T, D); with AttnOff, through the MLP sub-block alone.
 func (b *InvertibleBlock) Forward(g *Graph, x *G.Node) (*G.Node, error) {
-	x, err := b.residual(g, x, b.AttnBranch)
-	if err != nil {
-		return nil, err
+	if !b.AttnOff {
+		var err error
+		if x, err = b.residual(g, x, b.AttnBranch); err != nil {
+			return nil, err
+		}
 	}
 	return b.residual(g, x, b.MLP.Forward)
 }

@@ -52,10 +52,14 @@ func (m *Model) NewDecoder() (*Decoder, error) { return m.NewBatchDecoder(1) }
 // holds b T (7D + 2F) values of scratch, 2 b T D cached per layer (keys and values; tied
 // L2 b T D, its keys) and b H T keys' squared norms per L2 layer, T (T + 1) of
 // attention scratch per goroutine, and its copy of the weights, in float32 a second,
-// packed copy of each matrix.
+// packed copy of each matrix. It refuses a model with attention off (SetAttentionOff),
+// which it would compute with its attention.
 func (m *Model) NewBatchDecoder(b int) (*Decoder, error) {
 	if b < 1 {
 		return nil, fmt.Errorf("decoder: batch of %d sequences, want >= 1", b)
+	}
+	if off := m.AttentionOff(); len(off) > 0 {
+		return nil, fmt.Errorf("decoder: the attention of layers %v is off, an ablation for evaluation programs only", off)
 	}
 	var net decoderNet
 	var err error

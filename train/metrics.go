@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"lipformer/internal/jsonfloat"
+	"lipformer/model"
 )
 
 // MetricsFile is the name of the metrics log in a run's output directory.
@@ -39,9 +40,23 @@ func (r EvalRow) ValBPC() float64 { return r.ValLoss / math.Ln2 }
 
 // Kinds of metrics lines, the value of their "kind" field.
 const (
-	KindTrain = "train"
-	KindEval  = "eval"
+	KindTrain     = "train"
+	KindEval      = "eval"
+	KindLipschitz = "lipschitz"
 )
+
+// LipschitzRow is one line of attention bounds in the metrics log, after the update of
+// step Step - 1.
+type LipschitzRow struct {
+	Step   int                `json:"step"`
+	Layers []model.AttnReport `json:"layers"`
+}
+
+// lipschitzLine is the JSON form of a LipschitzRow.
+type lipschitzLine struct {
+	Kind string `json:"kind"`
+	LipschitzRow
+}
 
 // trainLine is the JSON form of a TrainRow.
 type trainLine struct {
@@ -68,6 +83,7 @@ type evalLine struct {
 //
 //	{"kind":"train","step":..,"loss":..,"bpc":..,"lr":..,"grad_norm":..,"tokens_per_s":..,"elapsed_s":..}
 //	{"kind":"eval","step":..,"val_loss":..,"val_bpc":..,"elapsed_s":..}
+//	{"kind":"lipschitz","step":..,"layers":[{"name":"h0.attn","bound":..,"scale":..,...}]}
 //
 // Losses are in nats, bpc = loss/ln 2. Non-finite values are written as the
 // strings "NaN", "+Inf" and "-Inf". Each line goes to the underlying writer
@@ -111,6 +127,11 @@ func (mw *MetricsWriter) WriteEval(r EvalRow) error {
 		Kind: KindEval, Step: r.Step, ValLoss: jsonfloat.Float(r.ValLoss), ValBPC: jsonfloat.Float(r.ValBPC()),
 		ElapsedS: jsonfloat.Float(r.ElapsedS),
 	})
+}
+
+// WriteLipschitz appends a row of attention bounds.
+func (mw *MetricsWriter) WriteLipschitz(r LipschitzRow) error {
+	return mw.writeLine(r.Step, lipschitzLine{Kind: KindLipschitz, LipschitzRow: r})
 }
 
 // Close closes the file opened by OpenMetrics; for a MetricsWriter made by

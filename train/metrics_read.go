@@ -13,8 +13,9 @@ import (
 
 // Metrics holds the rows of a metrics log, each kind in file order.
 type Metrics struct {
-	Train []TrainRow
-	Eval  []EvalRow
+	Train     []TrainRow
+	Eval      []EvalRow
+	Lipschitz []LipschitzRow
 }
 
 // metricsLine is any metrics line as decoded; a nil field was missing. The
@@ -84,8 +85,17 @@ func (m *Metrics) add(raw []byte) error {
 			return err
 		}
 		m.Eval = append(m.Eval, EvalRow{Step: *l.Step, ValLoss: float64(*l.ValLoss), ElapsedS: float64(*l.ElapsedS)})
+	case KindLipschitz:
+		var r LipschitzRow
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return err
+		}
+		if l.Step == nil || r.Step < 0 {
+			return fmt.Errorf(`%s row has no "step" or a negative one`, *l.Kind)
+		}
+		m.Lipschitz = append(m.Lipschitz, r)
 	default:
-		return fmt.Errorf("unknown kind %q (want %q or %q)", *l.Kind, KindTrain, KindEval)
+		return fmt.Errorf("unknown kind %q (want %q, %q or %q)", *l.Kind, KindTrain, KindEval, KindLipschitz)
 	}
 	return nil
 }

@@ -23,6 +23,9 @@ type Options struct {
 	EvalEvery   int     `json:"eval_every"`   // steps between validations and checkpoints
 	EvalBytes   int     `json:"eval_bytes"`   // bytes of the validation split scored at each validation; 0 = all
 	Seed        uint64  `json:"seed"`         // initialisation, batches and dropout
+	// LogLipschitz writes the attention layers' bounds, scales and certified constants
+	// (model.AttentionReport) to the metrics log every LogLipschitz steps; 0 never.
+	LogLipschitz int `json:"log_lipschitz,omitempty"`
 }
 
 // DefaultOptions are nanoGPT's CPU settings for Tiny Shakespeare, scaled to a quick run.
@@ -37,6 +40,9 @@ func (o Options) Validate() error {
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Sprintf(format, a...)) }
 	if o.Steps < 1 {
 		bad("steps %d, want >= 1", o.Steps)
+	}
+	if o.LogLipschitz < 0 {
+		bad("log-lipschitz %d, want >= 0", o.LogLipschitz)
 	}
 	if o.Batch < 1 {
 		bad("batch %d, want >= 1", o.Batch)

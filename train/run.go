@@ -19,6 +19,7 @@ import (
 	"lipformer/internal/atomicfile"
 	"lipformer/internal/jsonfloat"
 	"lipformer/model"
+	"lipformer/ngram"
 )
 
 // Checkpoint files in the output directory, and the metadata keys of the training state.
@@ -29,6 +30,10 @@ const (
 	MetaStep   = "lipformer.step"   // steps completed
 	MetaBest   = "lipformer.best"   // JSON {step, val_loss} of the best validation so far
 )
+
+// BaselineOrders returns the orders of the n-gram baselines in
+// [Summary.Baselines]: bigram, trigram and 5-gram.
+func BaselineOrders() []int { return []int{2, 3, 5} }
 
 // ErrNonFinite is returned when a step's loss or gradient is not finite.
 var ErrNonFinite = errors.New("non-finite loss or gradient")
@@ -143,6 +148,15 @@ func train[T Float](ctx context.Context, r *Run) (*Summary, error) {
 		if err := metrics.WriteTrain(TrainRow{Step: step, Loss: loss, LR: lr, GradNorm: norm,
 			TokensPerS: float64(tokens) / time.Since(t0).Seconds(), ElapsedS: time.Since(began).Seconds()}); err != nil {
 			return nil, err
+		}
+		if n := r.Opt.LogLipschitz; n > 0 && (step+1)%n == 0 {
+			layers, err := r.Model.AttentionReport()
+			if err != nil {
+				return nil, err
+			}
+			if err := metrics.WriteLipschitz(LipschitzRow{Step: step + 1, Layers: layers}); err != nil {
+				return nil, err
+			}
 		}
 		bar.Describe(fmt.Sprintf("loss %.3f  bpc %.3f", loss, BPC(loss)))
 		bar.Add(1)
@@ -293,7 +307,11 @@ func (t *trainer[T]) finalScores(sum *Summary, val []uint8) error {
 		return err
 	}
 	sum.TestBPC, sum.TestBytes = BPC(loss), n
-	t.Log.Info("final", "val_bpc", fmt.Sprintf("%.4f", sum.FinalValBPC), "test_bpc", fmt.Sprintf("%.4f", sum.TestBPC))
+	if sum.Baselines, err = ngram.Baselines(t.Corpus.Train, t.Corpus.Test, t.Corpus.Vocab.Bytes(), BaselineOrders()); err != nil {
+		return fmt.Errorf("n-gram baselines: %w", err)
+	}
+	t.Log.Info("final", "val_bpc", fmt.Sprintf("%.4f", sum.FinalValBPC), "test_bpc", fmt.Sprintf("%.4f", sum.TestBPC),
+		"baselines", ngram.Format(sum.Baselines))
 	return nil
 }
 

@@ -8,11 +8,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"lipformer/data"
 	"lipformer/model"
+	"lipformer/ngram"
 )
 
 // smallCorpus is a few KB of real-looking text with a 30-odd byte vocabulary.
@@ -75,6 +77,13 @@ func TestSmokeRun(t *testing.T) {
 				if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
 					t.Errorf("summary has a non-finite or non-positive bpc: %+v", sum)
 				}
+			}
+			want, err := ngram.Baselines(c.Train, c.Test, c.Vocab.Bytes(), []int{2, 3, 5})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(sum.Baselines, want) {
+				t.Errorf("summary baselines %v, want the test-split bpc %v", sum.Baselines, want)
 			}
 			if sum.TestBytes != len(c.Test)-1 || sum.ValBytes != len(c.Valid)-1 {
 				t.Errorf("scored %d test and %d valid bytes, want %d and %d", sum.TestBytes, sum.ValBytes, len(c.Test)-1, len(c.Valid)-1)

@@ -7,6 +7,7 @@ import (
 
 	"lipformer/internal/atomicfile"
 	"lipformer/model"
+	"lipformer/ngram"
 )
 
 // SummaryFile is the run summary in the output directory.
@@ -27,6 +28,7 @@ type Summary struct {
 	TestBPC      float64            `json:"test_bpc"`      // whole test split, final weights
 	ValBytes     int                `json:"val_bytes"`
 	TestBytes    int                `json:"test_bytes"`
+	Baselines    []ngram.Result     `json:"baselines,omitempty"` // test-split bpc of n-gram models of the train split (BaselineOrders); absent without a test score
 	Interrupted  bool               `json:"interrupted"`
 	NonFinite    bool               `json:"non_finite"` // stopped at a non-finite loss or gradient
 	Stability    StabilitySummary   `json:"stability"`

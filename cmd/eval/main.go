@@ -1,6 +1,14 @@
 // Command eval scores a checkpoint on a whole split of its corpus, in bits per byte.
+// With -ablate attention it also scores the split without the attention sub-block of each
+// layer in turn and without all of them, and prints the table. With -ngram N it also
+// scores byte n-gram baselines (package ngram: interpolated Kneser-Ney models of orders
+// 2, 3 and N, or 1 to N with -ngram-all) trained on the corpus's train split; with -data
+// and no -ckpt it scores only those.
 //
 //	go run ./cmd/eval -ckpt out/run -split test
+//	go run ./cmd/eval -ckpt out/run -split valid -ablate attention
+//	go run ./cmd/eval -ckpt out/run -ngram 5
+//	go run ./cmd/eval -data shakespeare -ngram 5 -ngram-all
 package main
 
 import (
@@ -9,11 +17,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
+	"text/tabwriter"
+	"time"
 
+	"lipformer/data"
 	"lipformer/internal/cli"
 	"lipformer/model"
+	"lipformer/ngram"
 	"lipformer/train"
 )
 
@@ -35,6 +48,19 @@ type result struct {
 	Bytes      int     `json:"bytes"`
 	Loss       float64 `json:"loss"`
 	BPC        float64 `json:"bpc"`
+	// Ablation is the table of -ablate attention: intact, each layer's attention removed,
+	// all of it removed.
+	Ablation []train.AblationRow `json:"ablation,omitempty"`
+	// Baselines are the bpc of -ngram's n-gram models on the same split.
+	Baselines []ngram.Result `json:"baselines,omitempty"`
+}
+
+// baselineResult is the -json output with -data and -ngram but no -ckpt.
+type baselineResult struct {
+	Corpus    string         `json:"corpus"`
+	Split     string         `json:"split"`
+	Bytes     int            `json:"bytes"`
+	Baselines []ngram.Result `json:"baselines"`
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -46,11 +72,33 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	split := fs.String("split", "test", "split to score: valid or test")
 	batch := fs.Int("batch", 16, "windows per evaluation batch")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
+	ablate := fs.String("ablate", "", "attention: also score the split without each layer's attention sub-block and without all of them, L+2 evaluations of the split for L layers in all")
+	ngramN := fs.Int("ngram", 0, "also score n-gram baselines of orders 2, 3 and `N` (1 to 8), trained on the corpus's train split; 0: none. With -data and no -ckpt, only these (a file corpus then has the default split 0.9,0.05,0.05)")
+	ngramAll := fs.Bool("ngram-all", false, "with -ngram N, score every order from 1 to N")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *split != "valid" && *split != "test" {
 		return fmt.Errorf("-split %q, want valid or test", *split)
+	}
+	if *ngramN < 0 || *ngramN > ngram.MaxOrder {
+		return fmt.Errorf("-ngram %d, want 0 (none) or an order from 1 to %d", *ngramN, ngram.MaxOrder)
+	}
+	if *ngramAll && *ngramN == 0 {
+		return fmt.Errorf("-ngram-all needs -ngram N, the highest order")
+	}
+	orders := baselineOrders(*ngramN, *ngramAll)
+	if *ckpt == "" && *dataSpec != "" {
+		if *ngramN == 0 {
+			return fmt.Errorf("-data without -ckpt scores only the n-gram baselines: give -ngram N, or -ckpt")
+		}
+		if *ablate != "" {
+			return fmt.Errorf("-ablate needs -ckpt")
+		}
+		return runBaselines(ctx, *dataSpec, *dataDir, *split, orders, *asJSON, stdout, cli.Logger(stderr))
+	}
+	if *ablate != "" && *ablate != "attention" {
+		return fmt.Errorf("-ablate %q, want attention", *ablate)
 	}
 	path, err := cli.CheckpointPath(*ckpt)
 	if err != nil {
@@ -83,20 +131,107 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	p, err := m.NewProgram(model.Eval, *batch)
-	if err != nil {
-		return err
-	}
-	defer p.Close()
-	loss, n, err := train.Evaluate(p, tokens)
-	if err != nil {
-		return err
-	}
 	step, _ := ck.MetaInt(train.MetaStep)
-	res := result{Checkpoint: path, Corpus: corpus.Name, Split: *split, Step: step, Bytes: n, Loss: loss, BPC: train.BPC(loss)}
+	res := result{Checkpoint: path, Corpus: corpus.Name, Split: *split, Step: step}
+	if *ablate == "" {
+		res.Loss, res.Bytes, err = evaluate(m, tokens, *batch)
+	} else { // the table's first row is the intact model
+		if res.Ablation, res.Bytes, err = train.AblateAttention(ctx, m, tokens, *batch); err == nil {
+			res.Loss = res.Ablation[0].Loss
+		}
+	}
+	if err != nil {
+		return err
+	}
+	res.BPC = train.BPC(res.Loss)
+	if len(orders) > 0 {
+		if res.Baselines, err = baselines(corpus, text, orders, cli.Logger(stderr)); err != nil {
+			return err
+		}
+	}
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(res)
 	}
-	fmt.Fprintf(stdout, "%s (step %d) on %s %s: %.4f bpc over %d bytes\n", path, step, corpus.Name, *split, res.BPC, n)
+	fmt.Fprintf(stdout, "%s (step %d) on %s %s: %.4f bpc over %d bytes\n", path, step, corpus.Name, *split, res.BPC, res.Bytes)
+	if res.Ablation != nil {
+		printAblation(stdout, res.Ablation)
+	}
+	if res.Baselines != nil {
+		printBaselines(stdout, corpus.Name, *split, res.Baselines, res.Bytes)
+	}
 	return nil
+}
+
+// baselineOrders are the n-gram orders that -ngram n and -ngram-all select: none for
+// n = 0, 1 to n with all, else 2, 3 and n, those of them up to n.
+func baselineOrders(n int, all bool) []int {
+	var orders []int
+	for k := 1; k <= n; k++ {
+		if all || k == n || k == 2 || k == 3 {
+			orders = append(orders, k)
+		}
+	}
+	return orders
+}
+
+// runBaselines scores only the n-gram baselines on a split of the corpus spec.
+func runBaselines(ctx context.Context, spec, dataDir, split string, orders []int, asJSON bool, stdout io.Writer, log *slog.Logger) error {
+	corpus, err := cli.LoadCorpus(ctx, spec, "", dataDir, log)
+	if err != nil {
+		return err
+	}
+	text := corpus.Test
+	if split == "valid" {
+		text = corpus.Valid
+	}
+	res := baselineResult{Corpus: corpus.Name, Split: split, Bytes: len(text) - 1}
+	if res.Baselines, err = baselines(corpus, text, orders, log); err != nil {
+		return err
+	}
+	if asJSON {
+		return json.NewEncoder(stdout).Encode(res)
+	}
+	printBaselines(stdout, corpus.Name, split, res.Baselines, res.Bytes)
+	return nil
+}
+
+// baselines trains an n-gram model of each order on the corpus's train split and scores
+// text with each.
+func baselines(corpus *data.Corpus, text []byte, orders []int, log *slog.Logger) ([]ngram.Result, error) {
+	start := time.Now()
+	res, err := ngram.Baselines(corpus.Train, text, corpus.Vocab.Bytes(), orders)
+	if err != nil {
+		return nil, fmt.Errorf("-ngram: %w", err)
+	}
+	log.Info("n-gram baselines", "orders", fmt.Sprint(orders), "train_bytes", len(corpus.Train), "scored_bytes", len(text)-1,
+		"seconds", fmt.Sprintf("%.2f", time.Since(start).Seconds()))
+	return res, nil
+}
+
+// printBaselines writes the line of the n-gram baselines.
+func printBaselines(w io.Writer, corpus, split string, res []ngram.Result, scored int) {
+	fmt.Fprintf(w, "n-gram baselines (Kneser-Ney, trained on the train split) on %s %s: %s bpc over %d bytes\n",
+		corpus, split, ngram.Format(res), scored)
+}
+
+// evaluate is the mean loss of the model on tokens and the number of bytes scored.
+func evaluate(m *model.Model, tokens []uint8, batch int) (float64, int, error) {
+	p, err := m.NewProgram(model.Eval, batch)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer p.Close()
+	return train.Evaluate(p, tokens)
+}
+
+// printAblation writes the ablation table: the attention removed, bpc, and the change
+// from the intact model.
+func printAblation(w io.Writer, rows []train.AblationRow) {
+	fmt.Fprintln(w, "attention removed:")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "layers\tbpc\tdelta\t")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%.4f\t%+.4f\t\n", r.Layers, r.BPC, r.Delta)
+	}
+	tw.Flush()
 }

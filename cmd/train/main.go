@@ -22,6 +22,7 @@ import (
 	"lipformer/cmd/internal/trainflags"
 	"lipformer/internal/cli"
 	"lipformer/model"
+	"lipformer/ngram"
 	"lipformer/train"
 )
 
@@ -38,7 +39,7 @@ func main() {
 // cannot change when a run is resumed (-steps, -out and -json can).
 var fixedOnResume = []string{"arch", "data", "data-dir", "split", "layers", "heads", "width", "hidden", "ctx", "batch",
 	"lr", "min-lr", "warmup", "schedule", "beta1", "beta2", "weight-decay", "clip", "dropout", "norm", "lip-c",
-	"dtype", "eval-every", "eval-bytes", "seed"}
+	"l2-bound", "l2-temp", "l2-pos-bias", "dtype", "eval-every", "eval-bytes", "seed"}
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
@@ -131,8 +132,12 @@ func report(w io.Writer, r *train.Run, sum *train.Summary, asJSON bool, sampleLe
 		fmt.Fprintf(w, "interrupted: resume with -resume %s\n", r.Out)
 		return nil
 	}
-	fmt.Fprintf(w, "val bpc %.4f (%d bytes), test bpc %.4f (%d bytes); best periodic val bpc %.4f at step %d\n",
-		sum.FinalValBPC, sum.ValBytes, sum.TestBPC, sum.TestBytes, sum.BestValBPC, sum.BestStep)
+	var baselines string
+	if len(sum.Baselines) > 0 {
+		baselines = "; " + ngram.Format(sum.Baselines)
+	}
+	fmt.Fprintf(w, "val bpc %.4f (%d bytes), test bpc %.4f (%d bytes%s); best periodic val bpc %.4f at step %d\n",
+		sum.FinalValBPC, sum.ValBytes, sum.TestBPC, sum.TestBytes, baselines, sum.BestValBPC, sum.BestStep)
 	if c := sum.Certificate; c != nil {
 		fmt.Fprintf(w, "certified Lipschitz bound of the network (N = %d): %.4g (inf-norm), %.4g (2-norm)\n", c.N, float64(c.Inf), float64(c.Two))
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"lipformer/ngram"
 	"lipformer/train"
 )
 
@@ -33,6 +34,9 @@ func TestTrainThenResume(t *testing.T) {
 	var sum train.Summary
 	if err := json.Unmarshal(stdout.Bytes(), &sum); err != nil || sum.Steps != 6 {
 		t.Fatalf("summary %q: %v", stdout.String(), err)
+	}
+	if len(sum.Baselines) != 3 || sum.Baselines[0].Order != 2 || sum.Baselines[2].Order != 5 || !(sum.Baselines[2].BPC > 0) {
+		t.Errorf("summary baselines %+v, want the bigram, trigram and 5-gram bpc", sum.Baselines)
 	}
 	stdout.Reset()
 	if err := run(context.Background(), []string{"-resume", out, "-steps", "9", "-json", "-sample", "0"}, &stdout, &stderr); err != nil {
@@ -63,5 +67,19 @@ func TestBadFlagsGiveClearErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: error %v, want one mentioning %q", c.args, err, c.want)
 		}
+	}
+}
+
+// TestReportShowsBaselines: the human summary puts the n-gram baselines beside test bpc.
+func TestReportShowsBaselines(t *testing.T) {
+	sum := &train.Summary{Corpus: "opticks", Steps: 10, FinalValBPC: 3.6, ValBytes: 99, TestBPC: 3.519, TestBytes: 100,
+		Baselines: []ngram.Result{{Order: 2, BPC: 3.51}, {Order: 3, BPC: 2.82}, {Order: 5, BPC: 2.2}}}
+	var out bytes.Buffer
+	if err := report(&out, &train.Run{Out: t.TempDir()}, sum, false, 0); err != nil {
+		t.Fatal(err)
+	}
+	want := "test bpc 3.5190 (100 bytes; bigram 3.5100, trigram 2.8200, 5-gram 2.2000); "
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("report:\n%s\nwant a line with %q", out.String(), want)
 	}
 }

@@ -50,6 +50,9 @@ func Add(fs *flag.FlagSet, cfg *model.Config, opt *train.Options, skip ...string
 	real(&cfg.LipC, "lip-c", cfg.LipC, "Lipschitz coefficient c of contractive attention and invertible blocks")
 	boolean(&cfg.Tie, "tie", cfg.Tie, "tie the output head to the token embedding (as GPT-2 and nanoGPT)")
 	boolean(&cfg.BalanceL2, "balance-l2", cfg.BalanceL2, "initialise tied L2 value maps so that A_h W^V_h starts at the norm of W^V_h (dot-product scale)")
+	str(&cfg.L2Bound, "l2-bound", cfg.L2Bound, "bound that contractive tied L2 attention divides by: "+strings.Join(model.L2BoundForms, ", ")+" (docs/math.md)")
+	boolean(&cfg.L2Temp, "l2-temp", cfg.L2Temp, "tied L2 attention learns a temperature per head (free under the product and token2 bounds)")
+	boolean(&cfg.L2PosBias, "l2-pos-bias", cfg.L2PosBias, "tied L2 attention learns a bias of its logits per head and relative position (contractive: needs -l2-bound token2)")
 	str(&cfg.Dtype, "dtype", cfg.Dtype, "float32 or float64")
 	num(&opt.Batch, "batch", opt.Batch, "sequences per step")
 	num(&opt.Steps, "steps", opt.Steps, "optimizer steps")
@@ -63,6 +66,7 @@ func Add(fs *flag.FlagSet, cfg *model.Config, opt *train.Options, skip ...string
 	real(&opt.Clip, "clip", opt.Clip, "global gradient-norm clip (0: off)")
 	num(&opt.EvalEvery, "eval-every", opt.EvalEvery, "steps between validations and checkpoints")
 	num(&opt.EvalBytes, "eval-bytes", opt.EvalBytes, "validation bytes scored at each validation (0: all)")
+	num(&opt.LogLipschitz, "log-lipschitz", opt.LogLipschitz, "every N steps, log the tied L2 attention layers' bounds, contractive scales and certified constants to metrics.jsonl (0: never)")
 	if !slices.Contains(skip, "seed") {
 		fs.Uint64Var(&opt.Seed, "seed", opt.Seed, "seed of initialisation, batches and dropout")
 	}
