@@ -140,6 +140,17 @@ func (c Config) attentionKind() (ops.AttentionKind, error) {
 	return 0, fmt.Errorf("arch %q, want one of %s", c.Arch, strings.Join(Architectures, ", "))
 }
 
+// WithCertifiedRecipe returns c with, for contractive-l2 and invertible-l2 whose L2Bound is
+// unset, the certified recipe: the token2 bound, per-head temperatures and a position bias
+// (docs/math.md). New runs use it unless a bound is named; a checkpoint's config, where an
+// unset L2Bound means kim, must not pass through it.
+func (c Config) WithCertifiedRecipe() Config {
+	if c.L2Bound == "" && (c.Arch == "contractive-l2" || c.Arch == "invertible-l2") {
+		c.L2Bound, c.L2Temp, c.L2PosBias = "token2", true, true
+	}
+	return c
+}
+
 // boundForm maps L2Bound to the bound of contractive attention.
 func (c Config) boundForm() (ops.BoundForm, error) {
 	switch c.L2Bound {

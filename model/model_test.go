@@ -322,3 +322,28 @@ func directionalDiff(t *testing.T, p *Program, w, dir []float64, h float64) floa
 	copy(w, orig)
 	return d
 }
+
+// The certified recipe fills an unset bound of the certified architectures only, and a named
+// bound keeps the temperature and bias as given.
+func TestWithCertifiedRecipe(t *testing.T) {
+	for _, c := range []struct {
+		arch, bound string
+		want        Config
+	}{
+		{"contractive-l2", "", Config{L2Bound: "token2", L2Temp: true, L2PosBias: true}},
+		{"invertible-l2", "", Config{L2Bound: "token2", L2Temp: true, L2PosBias: true}},
+		{"contractive-l2", "kim", Config{L2Bound: "kim"}},
+		{"l2", "", Config{}},
+		{"dp", "", Config{}},
+	} {
+		cfg := tiny(c.arch)
+		cfg.L2Bound = c.bound
+		got := cfg.WithCertifiedRecipe()
+		if got.L2Bound != c.want.L2Bound || got.L2Temp != c.want.L2Temp || got.L2PosBias != c.want.L2PosBias {
+			t.Errorf("%s bound %q: %+v", c.arch, c.bound, got)
+		}
+		if err := got.Validate(); err != nil {
+			t.Errorf("%s bound %q: %v", c.arch, c.bound, err)
+		}
+	}
+}

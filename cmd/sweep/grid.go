@@ -41,6 +41,7 @@ func (g grid) specs(cfg model.Config, opt train.Options) []spec {
 				for _, seed := range g.seeds {
 					s := spec{cfg: cfg, opt: opt}
 					s.cfg.Arch, s.cfg.Layers, s.cfg.Norm, s.opt.Seed = arch, depth, norm, seed
+					s.cfg = s.cfg.WithCertifiedRecipe()
 					out = append(out, s)
 				}
 			}

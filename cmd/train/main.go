@@ -75,7 +75,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if r.Model == nil {
 		cfg.Vocab = corpus.Vocab.Size()
-		if r.Model, err = model.New(cfg, opt.Seed); err != nil {
+		if r.Model, err = model.New(cfg.WithCertifiedRecipe(), opt.Seed); err != nil {
 			return err
 		}
 	}

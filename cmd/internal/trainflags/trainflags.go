@@ -50,7 +50,7 @@ func Add(fs *flag.FlagSet, cfg *model.Config, opt *train.Options, skip ...string
 	real(&cfg.LipC, "lip-c", cfg.LipC, "Lipschitz coefficient c of contractive attention and invertible blocks")
 	boolean(&cfg.Tie, "tie", cfg.Tie, "tie the output head to the token embedding (as GPT-2 and nanoGPT)")
 	boolean(&cfg.BalanceL2, "balance-l2", cfg.BalanceL2, "initialise tied L2 value maps so that A_h W^V_h starts at the norm of W^V_h (dot-product scale)")
-	str(&cfg.L2Bound, "l2-bound", cfg.L2Bound, "bound that contractive tied L2 attention divides by: "+strings.Join(model.L2BoundForms, ", ")+" (docs/math.md)")
+	str(&cfg.L2Bound, "l2-bound", cfg.L2Bound, "bound that contractive tied L2 attention divides by: "+strings.Join(model.L2BoundForms, ", ")+" (docs/math.md); unset, contractive-l2 and invertible-l2 take token2 with -l2-temp and -l2-pos-bias, and naming a bound leaves those two to their flags")
 	boolean(&cfg.L2Temp, "l2-temp", cfg.L2Temp, "tied L2 attention learns a temperature per head (free under the product and token2 bounds)")
 	boolean(&cfg.L2PosBias, "l2-pos-bias", cfg.L2PosBias, "tied L2 attention learns a bias of its logits per head and relative position (contractive: needs -l2-bound token2)")
 	str(&cfg.Dtype, "dtype", cfg.Dtype, "float32 or float64")
