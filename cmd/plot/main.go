@@ -42,6 +42,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	logY := fs.Bool("logy", false, "logarithmic y axis")
 	out := fs.String("out", "curves.png", "output file; its extension picks the format: "+strings.Join(plotting.Formats(), ", "))
 	title := fs.String("title", "", "chart title (default: the metric)")
+	baselines := fs.Bool("baselines", false, "draw the byte n-gram baselines of the first run's summary (test split bpc) as horizontal lines")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -78,6 +79,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 		c := extract(runs[i].metrics, q)
 		diverged := firstNonFinite(runs[i].metrics) >= 0 || runs[i].nonFinite
 		chart.Series = append(chart.Series, plotting.Series{Label: label, X: c.X, Y: c.Y, MarkLast: diverged})
+	}
+	if *baselines {
+		if chart.Refs, err = baselineRefs(runs); err != nil {
+			return err
+		}
 	}
 	if err := chart.Save(*out); err != nil {
 		return err

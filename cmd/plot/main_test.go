@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"lipformer/model"
+	"lipformer/ngram"
 	"lipformer/safetensors"
 	"lipformer/train"
 )
@@ -157,6 +158,36 @@ func TestPlotErrors(t *testing.T) {
 		err := run(append([]string{"-out", png}, c.args...), &stdout, &stderr)
 		if err == nil || !contains(err, c.want) {
 			t.Errorf("%q: error %v, want one containing %q", c.args, err, c.want)
+		}
+	}
+}
+
+// -baselines draws the n-gram baselines of the first summary that has them, labelled with
+// their bpc, and is an error when no summary has any.
+func TestPlotBaselines(t *testing.T) {
+	normal, diverged := runs(t)
+	out := filepath.Join(t.TempDir(), "val.svg")
+	var stdout, stderr bytes.Buffer
+	if err := run([]string{"-runs", normal + "," + diverged, "-metric", "val_bpc", "-baselines", "-out", out}, &stdout, &stderr); err == nil || !contains(err, "no run's summary.json has n-gram baselines") {
+		t.Errorf("without baselines: %v", err)
+	}
+	sum := train.Summary{Model: model.Default(), Options: train.DefaultOptions(), Baselines: []ngram.Result{{Order: 2, BPC: 2.6}, {Order: 5, BPC: 2.1}}}
+	sum.Model.Context, sum.Options.Batch = 8, 2
+	b, err := json.Marshal(sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(normal, train.SummaryFile), string(b))
+	if err := run([]string{"-runs", diverged + "," + normal, "-metric", "val_bpc", "-baselines", "-out", out}, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	svg, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"bigram (test) 2.600", "5-gram (test) 2.100"} {
+		if !strings.Contains(string(svg), want) {
+			t.Errorf("%s lacks %q", out, want)
 		}
 	}
 }

@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"lipformer/internal/plotting"
 	"lipformer/model"
+	"lipformer/ngram"
 	"lipformer/train"
 )
 
@@ -21,6 +23,7 @@ type runInfo struct {
 	cfg       *model.Config  // nil when unknown
 	opt       *train.Options // nil when unknown
 	nonFinite bool           // the summary says the run stopped at a non-finite value
+	baselines []ngram.Result // the summary's n-gram baselines of the test split, if any
 }
 
 // loadRun reads the metrics of the run in dir and its settings, from summary.json if
@@ -42,7 +45,7 @@ func loadRun(dir string) (*runInfo, error) {
 		if err := json.Unmarshal(b, &sum); err != nil {
 			return nil, fmt.Errorf("%s: %w", sumPath, err)
 		}
-		r.cfg, r.opt, r.nonFinite = &sum.Model, &sum.Options, sum.NonFinite
+		r.cfg, r.opt, r.nonFinite, r.baselines = &sum.Model, &sum.Options, sum.NonFinite, sum.Baselines
 		return r, nil
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, err
@@ -99,4 +102,20 @@ func (r *runInfo) settings() []setting {
 		{"eval-every", strconv.Itoa(o.EvalEvery)}, {"eval-bytes", strconv.Itoa(o.EvalBytes)},
 		{"seed", strconv.FormatUint(o.Seed, 10)},
 	}
+}
+
+// baselineRefs returns the n-gram baselines of the first run whose summary has them, as
+// reference lines labelled with the order and the bpc.
+func baselineRefs(runs []*runInfo) ([]plotting.Ref, error) {
+	for _, r := range runs {
+		if len(r.baselines) == 0 {
+			continue
+		}
+		refs := make([]plotting.Ref, len(r.baselines))
+		for i, b := range r.baselines {
+			refs[i] = plotting.Ref{Label: fmt.Sprintf("%s (test) %.3f", ngram.Name(b.Order), b.BPC), Y: b.BPC}
+		}
+		return refs, nil
+	}
+	return nil, errors.New("-baselines: no run's summary.json has n-gram baselines")
 }

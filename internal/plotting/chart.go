@@ -42,6 +42,15 @@ type Chart struct {
 	LogX, LogY            bool    // logarithmic axes
 	Width, Height         float64 // of the plot, in inches
 	Series                []Series
+	// Refs are horizontal reference lines (baselines) across the series' x range, drawn
+	// grey and dashed with their own legend entries.
+	Refs []Ref
+}
+
+// Ref is a horizontal reference line at Y.
+type Ref struct {
+	Label string
+	Y     float64
 }
 
 // Formats lists the file formats Save and Write produce, as file extensions.
@@ -133,6 +142,9 @@ func (c Chart) build() (*plot.Plot, *plot.Legend, error) {
 	}
 	if drawn == 0 {
 		return nil, nil, fmt.Errorf("nothing to draw: no series has a point with finite coordinates%s", c.logNote())
+	}
+	if err := c.addRefs(p, &legend); err != nil {
+		return nil, nil, err
 	}
 	if c.LogX {
 		widenLog(&p.X)

@@ -113,3 +113,20 @@ func TestFormatOf(t *testing.T) {
 		}
 	}
 }
+
+// Reference lines span the series' x range, have legend entries, and must be drawable.
+func TestRefs(t *testing.T) {
+	c := twoSeries()
+	c.Refs = []Ref{{Label: "trigram 2.95", Y: 2.95}}
+	var buf bytes.Buffer
+	if err := c.Write(&buf, "svg"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "trigram 2.95") {
+		t.Error("SVG lacks the reference line's legend entry")
+	}
+	c.LogY, c.Refs = true, []Ref{{Label: "zero", Y: 0}}
+	if err := c.Write(&buf, "svg"); err == nil {
+		t.Error("a reference line at 0 on a logarithmic axis was accepted")
+	}
+}

@@ -2,10 +2,12 @@ package plotting
 
 import (
 	"fmt"
+	"image/color"
 	"math"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
 )
 
 // Series is one line of a chart: its points in drawing order and its legend entry. Series
@@ -53,6 +55,34 @@ func (c Chart) add(p *plot.Plot, legend *plot.Legend, i int, s Series) (int, err
 		legend.Add(s.Label, thumbs...)
 	}
 	return drawn, nil
+}
+
+// addRefs draws the reference lines across the x range of the drawable points, each with
+// a legend entry, in grey with dashes that differ from line to line.
+func (c Chart) addRefs(p *plot.Plot, legend *plot.Legend) error {
+	if len(c.Refs) == 0 {
+		return nil
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, s := range c.Series {
+		for i, x := range s.X {
+			if c.drawable(x, s.Y[i]) {
+				lo, hi = math.Min(lo, x), math.Max(hi, x)
+			}
+		}
+	}
+	for i, r := range c.Refs {
+		if !c.drawable(lo, r.Y) {
+			return fmt.Errorf("reference line %q at %v cannot be drawn%s", r.Label, r.Y, c.logNote())
+		}
+		l := &plotter.Line{XYs: plotter.XYs{{X: lo, Y: r.Y}, {X: hi, Y: r.Y}}}
+		l.LineStyle.Color = color.Gray{Y: 110}
+		l.LineStyle.Width = vg.Points(1)
+		l.LineStyle.Dashes = []vg.Length{vg.Points(float64(2 + 2*i)), vg.Points(3)}
+		p.Add(l)
+		legend.Add(r.Label, l)
+	}
+	return nil
 }
 
 // pieces splits a series into its maximal runs of consecutive drawable points: a point
