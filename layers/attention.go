@@ -13,7 +13,7 @@ import (
 	"lipformer/ops"
 )
 
-// Attention is multihead self-attention without biases (SPEC sections 1-2): per head h,
+// Attention is multihead self-attention without biases (docs/math.md, "Attention"): per head h,
 // queries X W^{Q,h}, keys X W^{K,h}, values, P = softmax(logits), head_h = P values,
 // F(X) = [head_1, ..., head_H] W^O. Head h uses columns h*d..(h+1)*d of each (D, D) map.
 //   - dp: logits Q K^T / sqrt(d), values X W^{V,h}.
@@ -21,13 +21,15 @@ import (
 //     X A_h W^{V,h} with A_h = W^{Q,h} W^{Q,h}^T / sqrt(d). Lipschitz.
 //   - l2-untied: logits -||q_i - k_j||^2 / sqrt(d), values X W^{V,h}. Not Lipschitz.
 //
-// With LipC = c > 0 (tied L2 only) the layer is contractive L2 (SPEC section 3): its output
-// is scaled by min(1, c / UB_inf), the inf-norm bound of form Bound for sequences of
-// BoundLen tokens computed from the current weights and differentiated through.
+// With LipC = c > 0 (tied L2 only) the layer is contractive L2 (docs/math.md, "Contraction
+// and inversion"): its output is scaled by min(1, c / UB), UB the bound of form Bound (in
+// the inf-norm for kim and product, in the token norm for token2) for sequences of BoundLen
+// tokens, computed from the current weights and differentiated through.
 //
 // With LogTemp (tied L2 only) head h applies W^{Q,h} exp(s_h) and W^{V,h} exp(-2 s_h): its
-// logits scale by exp(2 s_h), its value path A_h W^{V,h} stays, and so does the product
-// bound (docs/math.md, "Temperature").
+// logits scale by exp(2 s_h) and its value path A_h W^{V,h} stays. The product bound is
+// the same at either weights, and the token2 bound is taken at the weights before the
+// temperatures, which bounds the layer at every temperature (docs/math.md, "Temperature").
 type Attention struct {
 	Kind     ops.AttentionKind
 	Heads    int
@@ -173,6 +175,7 @@ func (a *Attention) weights(g *Graph, weight func(*Param) (*G.Node, error)) (Att
 	if err != nil {
 		return AttnWeights{}, err
 	}
+	rawQ, rawV := wq, wv // before the temperatures: what the token2 bound reads
 	if a.LogTemp != nil {
 		s := g.Node(a.LogTemp)
 		if wq, err = ops.HeadScale(wq, s, 1); err != nil {
@@ -212,7 +215,7 @@ func (a *Attention) weights(g *Graph, weight func(*Param) (*G.Node, error)) (Att
 		if p == nil {
 			return AttnWeights{}, fmt.Errorf("%s: the token-norm bound needs power-iteration vectors (AddPower)", a.WQ.Name)
 		}
-		w.Bound, err = ops.L2BoundTok2(wq, wv, w.WO, g.BufferNode(p.UQ), g.BufferNode(p.VQ), g.BufferNode(p.UN), g.BufferNode(p.VN), w.Bias, a.Heads, a.BoundLen)
+		w.Bound, err = ops.L2BoundTok2(rawQ, rawV, w.WO, g.BufferNode(p.UQ), g.BufferNode(p.VQ), g.BufferNode(p.UN), g.BufferNode(p.VN), w.Bias, a.Heads, a.BoundLen)
 	default:
 		w.Bound, err = ops.L2BoundInf(wq, wv, w.WO, a.Heads, lipschitz.PhiInv(a.BoundLen))
 	}
@@ -225,26 +228,18 @@ func paramNode(g *Graph) func(*Param) (*G.Node, error) {
 }
 
 // LipschitzInf is the certified inf-norm constant for sequences of n tokens (tied L2 only):
-// the smaller of Kim et al.'s bound and the product bound, times the contractive scale; dp
-// and l2-untied return lipschitz.ErrNotLipschitz. It is +Inf with a position bias, for
-// which no inf-norm bound is derived.
+// the smaller of Kim et al.'s bound (none with a position bias) and the product bound,
+// times the contractive scale; dp and l2-untied return lipschitz.ErrNotLipschitz.
 func (a *Attention) LipschitzInf(n int) (float64, error) {
-	wq, wv, wo, err := a.boundWeights()
+	kim, err := a.RawBound(ops.BoundKim, n)
 	if err != nil {
 		return 0, err
 	}
-	if a.PosBias != nil {
-		return math.Inf(1), nil
-	}
-	kim, err := lipschitz.L2MHABoundInf(n, wq, wv, wo)
+	product, err := a.RawBound(ops.BoundProduct, n)
 	if err != nil {
 		return 0, err
 	}
-	product, err := lipschitz.L2MHABoundInfProduct(n, wq, wv, wo)
-	if err != nil {
-		return 0, err
-	}
-	s, err := a.scale(wq, wv, wo)
+	s, err := a.Scale()
 	return s * min(kim, product), err
 }
 
@@ -258,11 +253,15 @@ func (a *Attention) RawBound(form ops.BoundForm, n int) (float64, error) {
 	}
 	switch {
 	case form == ops.BoundTok2:
-		return lipschitz.L2MHABoundTok2Biased(n, wq, wv, wo, a.biasRows())
-	case a.PosBias != nil: // no inf-norm bound is derived with a position bias
-		return math.Inf(1), nil
+		rq, rv, _, err := a.rawBoundWeights()
+		if err != nil {
+			return 0, err
+		}
+		return lipschitz.L2MHABoundTok2Biased(n, rq, rv, wo, a.biasRows())
 	case form == ops.BoundProduct:
-		return lipschitz.L2MHABoundInfProduct(n, wq, wv, wo)
+		return lipschitz.L2MHABoundInfProductBiased(n, wq, wv, wo, a.biasRows())
+	case a.PosBias != nil: // Kim et al.'s bound is not derived with a position bias
+		return math.Inf(1), nil
 	}
 	return lipschitz.L2MHABoundInf(n, wq, wv, wo)
 }
@@ -291,9 +290,9 @@ func (a *Attention) LipschitzTok2(n int) (float64, error) {
 	return s * ub, err
 }
 
-// Lipschitz2 is the 2-norm upper bound of SPEC section 2 for sequences of n tokens (tied
-// L2 only), times the contractive scale; dp and l2-untied return lipschitz.ErrNotLipschitz.
-// It is +Inf with a position bias.
+// Lipschitz2 is the 2-norm upper bound of docs/math.md ("The 2-norm bound") for sequences
+// of n tokens (tied L2 only), times the contractive scale; dp and l2-untied return
+// lipschitz.ErrNotLipschitz. It is +Inf with a position bias, for which it is not derived.
 func (a *Attention) Lipschitz2(n int) (float64, error) {
 	wq, wv, wo, err := a.boundWeights()
 	if err != nil {
@@ -310,8 +309,8 @@ func (a *Attention) Lipschitz2(n int) (float64, error) {
 	return s * ub, err
 }
 
-// Scale is the contractive factor min(1, c / UB_inf(BoundLen)) at the layer's weights, or
-// 1 for plain attention.
+// Scale is the contractive factor min(1, c / UB(BoundLen)) at the layer's weights (for
+// token2 with the power-iteration estimates training divides by), or 1 for plain attention.
 func (a *Attention) Scale() (float64, error) {
 	if a.LipC == 0 {
 		return 1, nil
@@ -337,12 +336,15 @@ func (a *Attention) scale(wq, wv []*mat.Dense, wo *mat.Dense) (float64, error) {
 	case ops.BoundProduct:
 		ub, err = lipschitz.L2MHABoundInfProduct(a.BoundLen, wq, wv, wo)
 	case ops.BoundTok2:
-		ub, err = a.tok2Estimate(wq, wv, wo)
+		ub, err = a.tok2Estimate()
 	default:
 		ub, err = lipschitz.L2MHABoundInf(a.BoundLen, wq, wv, wo)
 	}
 	if err != nil {
 		return 0, err
+	}
+	if !(ub > 0) || math.IsInf(ub, 1) {
+		return 0, fmt.Errorf("%s: %v bound %v, want positive and finite", a.WQ.Name, a.Bound, ub)
 	}
 	return min(1, a.LipC/ub), nil
 }
@@ -350,6 +352,20 @@ func (a *Attention) scale(wq, wv []*mat.Dense, wo *mat.Dense) (float64, error) {
 // boundWeights returns the per-head query and value maps and W^O of a tied L2 layer as it
 // applies them (with its temperatures).
 func (a *Attention) boundWeights() (wq, wv []*mat.Dense, wo *mat.Dense, err error) {
+	if wq, wv, wo, err = a.rawBoundWeights(); err != nil {
+		return nil, nil, nil, err
+	}
+	if a.LogTemp != nil {
+		for h, s := range a.LogTemp.Float64s() {
+			wq[h].Scale(math.Exp(s), wq[h])
+			wv[h].Scale(math.Exp(-2*s), wv[h])
+		}
+	}
+	return wq, wv, wo, nil
+}
+
+// rawBoundWeights is boundWeights before the temperatures: the parameters.
+func (a *Attention) rawBoundWeights() (wq, wv []*mat.Dense, wo *mat.Dense, err error) {
 	if a.Kind != ops.L2 {
 		return nil, nil, nil, fmt.Errorf("%s (%v attention): %w", a.WQ.Name, a.Kind, lipschitz.ErrNotLipschitz)
 	}
@@ -358,12 +374,6 @@ func (a *Attention) boundWeights() (wq, wv []*mat.Dense, wo *mat.Dense, err erro
 	}
 	if wv, err = lipschitz.HeadSlices(denseOf(a.WV), a.Heads); err != nil {
 		return nil, nil, nil, err
-	}
-	if a.LogTemp != nil {
-		for h, s := range a.LogTemp.Float64s() {
-			wq[h].Scale(math.Exp(s), wq[h])
-			wv[h].Scale(math.Exp(-2*s), wv[h])
-		}
 	}
 	return wq, wv, denseOf(a.WO), nil
 }

@@ -40,14 +40,15 @@ func (a *Attention) AddPower(name string) {
 }
 
 // PowerIterate runs n steps of power iteration on every W^{Q,h} and on N at the layer's
-// current weights (with its temperatures), updating the vectors in place. It does nothing
-// for a layer without them.
+// current weights before its temperatures (those the token2 bound reads), updating the
+// vectors in place. It does nothing for a layer without them, or with weights that are
+// not finite (which leave the vectors as they were).
 func (a *Attention) PowerIterate(n int) {
 	if a.Power == nil {
 		return
 	}
-	wq, _, _, err := a.boundWeights()
-	if err != nil {
+	wq, wv, wo, err := a.rawBoundWeights()
+	if err != nil || !finiteMats(append(append([]*mat.Dense{wo}, wq...), wv...)...) {
 		return
 	}
 	dim := a.WQ.Value.Shape()[0]
@@ -57,7 +58,7 @@ func (a *Attention) PowerIterate(n int) {
 		powerIterateDense(wq[h], uq[h*dim:(h+1)*dim], vq[h*d:(h+1)*d], n)
 	}
 	un, vn := a.Power.UN.Float64s(), a.Power.VN.Float64s()
-	powerIterateDense(a.stackedN(), un, vn, n)
+	powerIterateDense(stackedN(wq, wv, wo), un, vn, n)
 	a.Power.UQ.setFloat64s(uq)
 	a.Power.VQ.setFloat64s(vq)
 	a.Power.UN.setFloat64s(un)
@@ -65,16 +66,23 @@ func (a *Attention) PowerIterate(n int) {
 }
 
 // tok2Estimate is the token-norm bound that training divides by: the power-iteration
-// estimates u^T W v in place of the spectral norms (ops.L2BoundTok2), at the weights the
-// layer applies.
-func (a *Attention) tok2Estimate(wq, wv []*mat.Dense, wo *mat.Dense) (float64, error) {
+// estimates u^T W v in place of the spectral norms (ops.L2BoundTok2), at the weights before
+// the temperatures.
+func (a *Attention) tok2Estimate() (float64, error) {
 	if a.Power == nil {
 		return 0, fmt.Errorf("%s: the token-norm bound needs power-iteration vectors (AddPower)", a.WQ.Name)
+	}
+	wq, wv, wo, err := a.rawBoundWeights()
+	if err != nil {
+		return 0, err
 	}
 	dim := wo.RawMatrix().Rows
 	d := dim / a.Heads
 	uq, vq := a.Power.UQ.Float64s(), a.Power.VQ.Float64s()
 	bias := a.biasRows()
+	if bias != nil && len(bias[0]) < a.BoundLen {
+		return 0, fmt.Errorf("%s: position bias over %d offsets for a bound on %d tokens", a.WQ.Name, len(bias[0]), a.BoundLen)
+	}
 	sum := 0.0
 	for h := range a.Heads {
 		k := lipschitz.IdentityL2LipTok2(a.BoundLen)
@@ -84,20 +92,32 @@ func (a *Attention) tok2Estimate(wq, wv []*mat.Dense, wo *mat.Dense) (float64, e
 		s := k * mat.Inner(mat.NewVecDense(dim, uq[h*dim:(h+1)*dim]), wq[h], mat.NewVecDense(d, vq[h*d:(h+1)*d]))
 		sum += s * s
 	}
-	sigma := mat.Inner(mat.NewVecDense(dim, a.Power.UN.Float64s()), a.stackedN(), mat.NewVecDense(dim, a.Power.VN.Float64s()))
+	sigma := mat.Inner(mat.NewVecDense(dim, a.Power.UN.Float64s()), stackedN(wq, wv, wo), mat.NewVecDense(dim, a.Power.VN.Float64s()))
 	return math.Sqrt(sum) * sigma, nil
+}
+
+// finiteMats reports whether every entry of the matrices is finite.
+func finiteMats(ms ...*mat.Dense) bool {
+	for _, m := range ms {
+		for _, x := range m.RawMatrix().Data {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Buffers returns the vectors.
 func (p *AttnPower) Buffers() []*Buffer { return []*Buffer{p.UQ, p.VQ, p.UN, p.VN} }
 
-// stackedN is N (D, D) at the layer's weights: row block h is (W^{Q,h})^T W^{V,h} W^{O,h} / sqrt(d).
-func (a *Attention) stackedN() *mat.Dense {
-	wq, wv, wo, _ := a.boundWeights()
+// stackedN is N (D, D) of per-head query and value maps (D, d) and W^O (D, D): row block
+// h is (W^{Q,h})^T W^{V,h} W^{O,h} / sqrt(d).
+func stackedN(wq, wv []*mat.Dense, wo *mat.Dense) *mat.Dense {
 	dim := wo.RawMatrix().Rows
-	d := dim / a.Heads
+	d := dim / len(wq)
 	n := mat.NewDense(dim, dim, nil)
-	for h := range a.Heads {
+	for h := range wq {
 		var m mat.Dense
 		m.Mul(wq[h].T(), wv[h])
 		m.Scale(1/math.Sqrt(float64(d)), &m)

@@ -172,7 +172,8 @@ func TestPositionBiasGradient(t *testing.T) {
 }
 
 // With a position bias the certified token-norm constant of a contractive layer is at most
-// c, and the exact Jacobian stays below it; the inf-norm forms refuse the bias.
+// c, its certified inf-norm constant is the biased product bound times the scale, and the
+// exact Jacobian stays below both; the inf-norm forms cannot be the divisor.
 func TestPositionBiasContraction(t *testing.T) {
 	const n, c = 8, 0.9
 	a := newBiasedAttention(t, 1, 11, n, 1.5, -1)
@@ -195,11 +196,50 @@ func TestPositionBiasContraction(t *testing.T) {
 			t.Fatalf("input %d: token norm of J %v > certified %v", i, got, cert)
 		}
 	}
-	if inf, err := a.LipschitzInf(n); err != nil || !math.IsInf(inf, 1) {
-		t.Errorf("inf-norm constant with a bias %v (%v), want +Inf (none derived)", inf, err)
+	inf, err := a.LipschitzInf(n) // the product bound with the bias, times the scale
+	if err != nil || math.IsInf(inf, 1) {
+		t.Fatalf("inf-norm constant with a bias %v (%v), want finite", inf, err)
+	}
+	if kim, err := a.RawBound(ops.BoundKim, n); err != nil || !math.IsInf(kim, 1) {
+		t.Errorf("Kim et al.'s bound with a bias %v (%v), want +Inf (not derived)", kim, err)
+	}
+	for i := range 20 {
+		j := jac.at(t, gradcheck.Rand(uint64(900+i), []float64{0.1, 1, 10, 100}[i%4], n, 6).Data().([]float64))
+		if got := lipschitz.JacobianNormInf(j); got > inf {
+			t.Fatalf("input %d: ||J||_inf %v > certified %v", i, got, inf)
+		}
 	}
 	a.Bound = ops.BoundProduct
 	if _, err := a.Scale(); err == nil {
 		t.Error("the product bound took a position bias")
+	}
+}
+
+// The token2 bound is taken at the weights before the temperatures: it does not move with
+// them, while the bound at the tempered weights would (heads' N_h scale apart).
+func TestTok2BoundIgnoresTemperatures(t *testing.T) {
+	a := newTempAttention(t, 0.7, 21)
+	before, err := a.RawBound(ops.BoundTok2, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(a.LogTemp.Value.Data().([]float64), []float64{1.5, -1})
+	after, err := a.RawBound(ops.BoundTok2, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(after-before) > 1e-12*before {
+		t.Errorf("token2 bound %v with temperatures, %v without", after, before)
+	}
+	wq, wv, wo, err := a.boundWeights()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tempered, err := lipschitz.L2MHABoundTok2(8, wq, wv, wo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(tempered > 1.5*before) {
+		t.Errorf("the bound at the tempered weights %v, want well above %v", tempered, before)
 	}
 }

@@ -11,10 +11,12 @@ import (
 )
 
 // InvertibleBlock is a transformer block of two invertible residual sub-blocks without
-// LayerNorm (SPEC section 3): x = x + A(x); x = x + M(x), each branch c-Lipschitz in its
-// own norm, so each sub-block can be inverted by fixed-point iteration on its own.
+// LayerNorm (docs/math.md, "Contraction and inversion"): x = x + A(x); x = x + M(x), each
+// branch c-Lipschitz in its own norm, so each sub-block can be inverted by fixed-point
+// iteration on its own.
 //   - A, the attention branch: contractive tied L2 attention (Attn.LipC = c), c-Lipschitz
-//     in the inf-norm of the sequence (the bound of the current weights); or, for the
+//     in the inf-norm of the sequence under the kim and product bounds, in the token norm
+//     under token2 (the bound of the current weights); or, for the
 //     negative control (Kind dp), dp attention with W^V and W^O divided by their spectral
 //     norm estimates and the result times c: the naive normalisation that ignores P's
 //     dependence on X, with no bound at all.

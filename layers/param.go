@@ -13,7 +13,8 @@ type Param struct {
 	Name  string
 	Value *tensor.Dense
 	Decay bool // weight decay applies (matrices of Linear and attention maps)
-	// LRScale multiplies the learning rate of this parameter; 0 means 1.
+	// LRScale multiplies the learning rate of this parameter; 0 (unset) means 1, so a
+	// parameter cannot be frozen this way.
 	LRScale float64
 }
 

@@ -18,14 +18,31 @@ import (
 // positive per-head factor. For one head it is at most L2MHABoundInf, and equal for D = 1.
 // The arguments are as for L2MHABoundInf.
 func L2MHABoundInfProduct(n int, wq, wv []*mat.Dense, wo *mat.Dense) (float64, error) {
+	return L2MHABoundInfProductBiased(n, wq, wv, wo, nil)
+}
+
+// L2MHABoundInfProductBiased is L2MHABoundInfProduct for causal attention whose head h adds
+// bias[h][i-j] to the logit of row i, column j <= i: head h's constant becomes
+// 4 sqrt(d) phi^{-1}(S_h) + 1 inside the sum over heads, S_h = BiasMass(bias[h], n)
+// (docs/math.md, "Position bias"). bias nil is no bias; otherwise it holds one row of at
+// least n entries per head.
+func L2MHABoundInfProductBiased(n int, wq, wv []*mat.Dense, wo *mat.Dense, bias [][]float64) (float64, error) {
 	d, err := checkL2MHA(n, wq, wv, wo)
 	if err != nil {
 		return 0, err
 	}
+	if err := checkBias(bias, len(wq), n); err != nil {
+		return 0, err
+	}
 	dim := wo.RawMatrix().Rows
-	cols := make([]float64, dim) // sum_h a_h sum_r |N_h[r, e]| per output column e
+	cols := make([]float64, dim) // sum_h k_h a_h sum_r |N_h[r, e]| per output column e
 	for h := range wq {
 		a := NormInf(wq[h].T())
+		if bias != nil {
+			a *= 4*math.Sqrt(float64(d))*LambertW0(BiasMass(bias[h], n)/math.E) + 1
+		} else {
+			a *= IdentityL2LipInf(n, d)
+		}
 		var m, nh mat.Dense
 		m.Mul(wq[h].T(), wv[h])                    // (d, d)
 		m.Scale(1/math.Sqrt(float64(d)), &m)       // M_h
@@ -42,15 +59,15 @@ func L2MHABoundInfProduct(n int, wq, wv []*mat.Dense, wo *mat.Dense) (float64, e
 	for _, s := range cols {
 		largest = math.Max(largest, s)
 	}
-	return IdentityL2LipInf(n, d) * largest, nil
+	return largest, nil
 }
 
 // IdentityL2LipInf is the inf-norm Lipschitz upper bound 4 sqrt(d) phi^{-1}(n-1) + 1 of
 // u(Y) = P(Y) Y on sequences of n tokens of width d, with P = softmax of the logits
-// -||y_i - y_j||^2 / tau for any temperature tau > 0 (docs/math.md): Kim et al.'s Thm 3.2
-// for one head of identity weights, (4 phi^{-1}(n-1) + 1/sqrt(d)) for u / sqrt(d) at
-// tau = sqrt(d), and u_tau(Y) = sqrt(tau) u_1(Y / sqrt(tau)) has the same constant for
-// every tau.
+// -||y_i - y_j||^2 / tau for any temperature tau > 0 (docs/math.md, "The product bound"):
+// the token-norm lemma read in the inf-norm, where a change of inf-norm 1 moves a token by
+// at most sqrt(d) in the 2-norm. It is Kim et al.'s Thm 3.2 for one head of identity
+// weights, scaled by sqrt(d).
 func IdentityL2LipInf(n, d int) float64 {
 	return 4*math.Sqrt(float64(d))*PhiInv(n) + 1
 }

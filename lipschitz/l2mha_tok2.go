@@ -35,13 +35,8 @@ func L2MHABoundTok2Biased(n int, wq, wv []*mat.Dense, wo *mat.Dense, bias [][]fl
 	if err != nil {
 		return 0, err
 	}
-	if bias != nil && len(bias) != len(wq) {
-		return 0, fmt.Errorf("lipschitz: %d bias rows for %d heads", len(bias), len(wq))
-	}
-	for h, b := range bias {
-		if len(b) < n {
-			return 0, fmt.Errorf("lipschitz: bias of head %d has %d entries, want at least n = %d", h, len(b), n)
-		}
+	if err := checkBias(bias, len(wq), n); err != nil {
+		return 0, err
 	}
 	dim := wo.RawMatrix().Rows
 	stacked := mat.NewDense(dim, dim, nil)
@@ -69,6 +64,28 @@ func L2MHABoundTok2Biased(n int, wq, wv []*mat.Dense, wo *mat.Dense, bias [][]fl
 // u(Y) = P(Y) Y on sequences of n tokens of any width, with P = softmax of the logits
 // -||y_i - y_j||^2 / tau for any tau > 0 (docs/math.md, "The token-norm bound").
 func IdentityL2LipTok2(n int) float64 { return 1 + 4*PhiInv(n) }
+
+// checkBias validates a position bias of one row of at least n finite entries per head, or
+// nil.
+func checkBias(bias [][]float64, heads, n int) error {
+	if bias == nil {
+		return nil
+	}
+	if len(bias) != heads {
+		return fmt.Errorf("lipschitz: %d bias rows for %d heads", len(bias), heads)
+	}
+	for h, b := range bias {
+		if len(b) < n {
+			return fmt.Errorf("lipschitz: bias of head %d has %d entries, want at least n = %d", h, len(b), n)
+		}
+		for k, v := range b[:n] {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("lipschitz: bias[%d][%d] = %v, want finite", h, k, v)
+			}
+		}
+	}
+	return nil
+}
 
 // BiasMass is S = sum_{delta=1}^{n-1} exp(b[delta] - b[0]), the weight a position bias b
 // gives the other tokens of a row of n against the token itself, at equal distances: with

@@ -13,7 +13,8 @@ import (
 // is max_i sup { ||J_i dX||_2 : ||dx_k||_2 <= 1 for every k }, J_i the out rows of token i.
 // For each i it runs iters steps of alternating ascent from the top singular vector of
 // J_i (y = J_i dX / ||J_i dX||, then dx_k = J_ik^T y / ||J_ik^T y||); every iterate is
-// feasible, so the value is attained and never above the norm. It is exact for in = 1.
+// feasible, so the value is attained and never above the norm. It is exact for
+// in = out = 1.
 func JacobianNormTok2(j *mat.Dense, n, iters int) (float64, error) {
 	r, c := j.Dims()
 	if n < 1 || r%n != 0 || c%n != 0 || r == 0 || c == 0 {

@@ -16,7 +16,7 @@ import (
 type blockWeights[T ops.Float] struct {
 	kind   ops.AttentionKind
 	packed []T // (D, k*D): [W^Q | W^K | W^V], or for tied L2 W^Q alone
-	// wo is W^O (D, D), times the contractive scale min(1, c / UB_inf) if any; for tied L2
+	// wo is W^O (D, D), times the contractive scale min(1, c / UB) if any; for tied L2
 	// blockdiag(M_1, ..., M_H) times that (foldL2Mix), so that the heads' P Q_h map straight
 	// to the output.
 	wo         []T
@@ -149,7 +149,7 @@ func invertibleBlockNodes(g *layers.Graph, b *layers.InvertibleBlock) (blockNode
 
 // setAttention sets bn's attention weights from an attention layer's: its packed projection
 // blocks (for tied L2 W^Q alone, and W^V for foldL2Mix), and its output map with a
-// contractive layer's scale min(1, c / UB_inf) folded in (ops.Contract on W^O rather than
+// contractive layer's scale min(1, c / UB) folded in (ops.Contract on W^O rather than
 // on the output: the same product).
 func (bn *blockNodes) setAttention(w layers.AttnWeights, c float64) error {
 	bn.packed, bn.wo, bn.bias = G.Nodes{w.WQ, w.WK, w.WV}, w.WO, w.Bias

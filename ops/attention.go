@@ -124,6 +124,7 @@ type attentionOp struct {
 	probs    keptProbs    // forward: P of the last run when keep
 	fwd      *attentionOp // backward: the forward op whose kept P it reads
 	dbias    []float64    // forward: (B*H, T) per-job bias gradients of the last backward
+	dbiasOf  uintptr      // forward: the address of the dpacked output that backward wrote with them
 }
 
 func newAttentionOp(spec AttentionSpec, grad bool) *attentionOp {
@@ -223,9 +224,16 @@ func (op *attentionOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, 
 // op, over the sequences of the batch, into a new (H, L) tensor (0 beyond T).
 func (op *attentionOp) biasGradient(prealloc G.Value, dt tensor.Dtype, in []G.Value) (G.Value, error) {
 	h, t, l := op.spec.Heads, op.spec.SeqLen, op.spec.BiasLen
+	dp, err := dense(op.name, in, 4)
+	if err != nil {
+		return nil, err
+	}
+	jobs := op.fwd.dbias
+	if op.fwd.dbiasOf != dp.Uintptr() || len(jobs)%(h*t) != 0 || len(jobs) == 0 {
+		return nil, fmt.Errorf("%s: the bias sums were not written by the backward this gradient follows", op.name)
+	}
 	out := op.out.get(prealloc, dt, tensor.Shape{h, l}, in)
 	sum := make([]float64, h*l)
-	jobs := op.fwd.dbias
 	for j := 0; j*t < len(jobs); j++ {
 		hd := j % h
 		for k, v := range jobs[j*t : (j+1)*t] {
@@ -296,7 +304,7 @@ func attnForwardJobs[T Float](op *attentionOp, g attnGeometry, packed *tensor.De
 		attnForward(g, p, nq, nk, x, bias, y, b, h)
 	})
 	if op.keep {
-		op.probs.set(packed)
+		op.probs.set(packed, op.biasAddr(in))
 	}
 	return nil
 }
@@ -311,7 +319,7 @@ func attnBackwardJobs[T Float](op *attentionOp, g attnGeometry, packed *tensor.D
 	}
 	var kept []T
 	if op.fwd != nil {
-		kept = keptProbsOf[T](&op.fwd.probs, g, packed)
+		kept = keptProbsOf[T](&op.fwd.probs, g, packed, op.biasAddr(in))
 	}
 	var dbias []float64
 	if bias != nil {
@@ -320,7 +328,7 @@ func attnBackwardJobs[T Float](op *attentionOp, g attnGeometry, packed *tensor.D
 			op.fwd.dbias = make([]float64, n*t)
 		}
 		dbias = op.fwd.dbias[:n*t]
-		op.fwd.dbias = dbias
+		op.fwd.dbias, op.fwd.dbiasOf = dbias, dp.Uintptr()
 		clear(dbias)
 	}
 	x, dy, dx := data[T](packed), data[T](dout), data[T](dp) // Data allocates: once, not per job
@@ -343,12 +351,14 @@ func attnBackwardJobs[T Float](op *attentionOp, g attnGeometry, packed *tensor.D
 }
 
 // keptProbs is the P of every (sequence, head) job of a forward op's last run, (B*H, T, T),
-// with the input it was computed from: the address, dtype and shape of the packed tensor.
+// with the input it was computed from: the address, dtype and shape of the packed tensor,
+// and the address of the position bias (0 without one).
 // Within a step the backward runs after the forward (it takes the forward's output), and
 // the packed input is not written in between, so a matching key means P is current.
 type keptProbs struct {
 	ws    workspace
 	src   uintptr // 0 while P is being written or before the first run
+	bias  uintptr
 	dt    tensor.Dtype
 	shape [2]int
 }
@@ -360,16 +370,29 @@ func resetProbs[T Float](k *keptProbs, g attnGeometry) []T {
 }
 
 // set records packed as the input of the P just written.
-func (k *keptProbs) set(packed *tensor.Dense) {
+func (k *keptProbs) set(packed *tensor.Dense, bias uintptr) {
 	s := packed.Shape()
-	k.src, k.dt, k.shape = packed.Uintptr(), packed.Dtype(), [2]int{s[0], s[1]}
+	k.src, k.dt, k.shape, k.bias = packed.Uintptr(), packed.Dtype(), [2]int{s[0], s[1]}, bias
 }
 
-// keptProbsOf returns the P k holds if it was computed from packed, else nil.
-func keptProbsOf[T Float](k *keptProbs, g attnGeometry, packed *tensor.Dense) []T {
+// keptProbsOf returns the P k holds if it was computed from packed and the same bias, else
+// nil.
+func keptProbsOf[T Float](k *keptProbs, g attnGeometry, packed *tensor.Dense, bias uintptr) []T {
 	s := packed.Shape()
-	if k.src == 0 || k.src != packed.Uintptr() || k.dt != packed.Dtype() || k.shape != [2]int{s[0], s[1]} {
+	if k.src == 0 || k.src != packed.Uintptr() || k.dt != packed.Dtype() || k.shape != [2]int{s[0], s[1]} || k.bias != bias {
 		return nil
 	}
 	return scratch[T](&k.ws, 1, g.probsLen())[0]
+}
+
+// biasAddr is the address of the bias input (the second) of an op with a position bias,
+// or 0.
+func (op *attentionOp) biasAddr(in []G.Value) uintptr {
+	if !op.spec.Bias {
+		return 0
+	}
+	if b, ok := in[1].(*tensor.Dense); ok {
+		return b.Uintptr()
+	}
+	return 0
 }

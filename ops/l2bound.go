@@ -35,8 +35,7 @@ func L2BoundInfProduct(wq, wv, wo *G.Node, heads int, phiInv float64) (*G.Node, 
 	return l2Bound(wq, wv, wo, heads, phiInv, BoundProduct)
 }
 
-// BoundForm selects the inf-norm bound of tied L2 attention that a contractive layer
-// divides by.
+// BoundForm selects the bound of tied L2 attention that a contractive layer divides by.
 type BoundForm int
 
 const (
@@ -68,6 +67,9 @@ func l2Bound(wq, wv, wo *G.Node, heads int, phiInv float64, form BoundForm) (*G.
 	}
 	if err := checkFloat("l2 bound", wq.Dtype()); err != nil {
 		return nil, err
+	}
+	if form != BoundKim && form != BoundProduct {
+		return nil, fmt.Errorf("l2 bound: form %v, want kim or product (token2 is L2BoundTok2)", form)
 	}
 	return G.ApplyOp(newL2BoundOp(heads, phiInv, form, -1), wq, wv, wo)
 }
@@ -131,32 +133,35 @@ func (op *l2BoundOp) Do(in ...G.Value) (G.Value, error) {
 	}
 	switch w[0].Dtype() {
 	case tensor.Float32:
-		return l2BoundDo[float32](op, w, in, g), nil
+		return l2BoundDo[float32](op, w, in, g)
 	case tensor.Float64:
-		return l2BoundDo[float64](op, w, in, g), nil
+		return l2BoundDo[float64](op, w, in, g)
 	}
 	return nil, fmt.Errorf("%s: dtype %v, want float32 or float64", op.name, w[0].Dtype())
 }
 
 // l2BoundDo is Do for weights w of element type T: the bound as a scalar, or g times its
 // gradient with respect to w[op.part] in the kept buffer.
-func l2BoundDo[T Float](op *l2BoundOp, w []*tensor.Dense, in []G.Value, g float64) G.Value {
+func l2BoundDo[T Float](op *l2BoundOp, w []*tensor.Dense, in []G.Value, g float64) (G.Value, error) {
 	wq, wv, wo, d := data[T](w[0]), data[T](w[1]), data[T](w[2]), w[0].Shape()[0]
 	var f boundFactors[T]
-	if op.form == BoundProduct {
+	switch op.form {
+	case BoundProduct:
 		f = l2ProductFactors(wq, wv, wo, d, op.heads, op.phiInv)
-	} else {
+	case BoundKim:
 		f = l2BoundFactors(wq, wv, wo, d, op.heads, op.phiInv)
+	default:
+		return nil, fmt.Errorf("%s: the op computes the kim and product bounds, not %v", op.name, op.form)
 	}
 	if op.part < 0 {
 		if w[0].Dtype() == tensor.Float32 {
-			return G.NewF32(float32(f.value()))
+			return G.NewF32(float32(f.value())), nil
 		}
-		return G.NewF64(f.value())
+		return G.NewF64(f.value()), nil
 	}
 	out := op.out.get(nil, w[0].Dtype(), w[0].Shape(), in)
 	f.grad(data[T](out), op.part, g)
-	return out
+	return out, nil
 }
 
 // boundFactors is a bound evaluated at weights of element type T, with its subgradient.

@@ -21,7 +21,7 @@ type Param[T Float] struct {
 	Grad  []T
 	Decay bool
 	// LRScale multiplies the learning rate of this parameter (not its weight decay); 0
-	// means 1.
+	// (unset) means 1.
 	LRScale float64
 }
 

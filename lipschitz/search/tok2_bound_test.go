@@ -123,6 +123,18 @@ func TestTok2BoundNeverExceeded(t *testing.T) {
 				t.Fatal(err)
 			}
 			starts = append(starts, r.X)
+			if p != NormInf || c.bias == 0 {
+				continue
+			}
+			// The product bound with a bias (the inf-norm lemma with phi^{-1}(S_h)).
+			prod, err := a.RawBound(ops.BoundProduct, c.n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Best > prod {
+				t.Errorf("case %d: ||J||_inf %.10g exceeds the biased product bound %.10g", i, r.Best, prod)
+			}
+			t.Logf("case %d: ||J||_inf %.4g, biased product bound %.4g, ratio %.3f", i, r.Best, prod, r.Best/prod)
 		}
 		rng := rand.New(rand.NewPCG(uint64(i), 13))
 		for s := range 6 {
