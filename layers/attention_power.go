@@ -58,7 +58,7 @@ func (a *Attention) PowerIterate(n int) {
 		powerIterateDense(wq[h], uq[h*dim:(h+1)*dim], vq[h*d:(h+1)*d], n)
 	}
 	un, vn := a.Power.UN.Float64s(), a.Power.VN.Float64s()
-	powerIterateDense(stackedN(wq, wv, wo), un, vn, n)
+	powerIterateDense(lipschitz.StackedN(wq, wv, wo), un, vn, n)
 	a.Power.UQ.setFloat64s(uq)
 	a.Power.VQ.setFloat64s(vq)
 	a.Power.UN.setFloat64s(un)
@@ -92,7 +92,7 @@ func (a *Attention) tok2Estimate() (float64, error) {
 		s := k * mat.Inner(mat.NewVecDense(dim, uq[h*dim:(h+1)*dim]), wq[h], mat.NewVecDense(d, vq[h*d:(h+1)*d]))
 		sum += s * s
 	}
-	sigma := mat.Inner(mat.NewVecDense(dim, a.Power.UN.Float64s()), stackedN(wq, wv, wo), mat.NewVecDense(dim, a.Power.VN.Float64s()))
+	sigma := mat.Inner(mat.NewVecDense(dim, a.Power.UN.Float64s()), lipschitz.StackedN(wq, wv, wo), mat.NewVecDense(dim, a.Power.VN.Float64s()))
 	return math.Sqrt(sum) * sigma, nil
 }
 
@@ -110,21 +110,6 @@ func finiteMats(ms ...*mat.Dense) bool {
 
 // Buffers returns the vectors.
 func (p *AttnPower) Buffers() []*Buffer { return []*Buffer{p.UQ, p.VQ, p.UN, p.VN} }
-
-// stackedN is N (D, D) of per-head query and value maps (D, d) and W^O (D, D): row block
-// h is (W^{Q,h})^T W^{V,h} W^{O,h} / sqrt(d).
-func stackedN(wq, wv []*mat.Dense, wo *mat.Dense) *mat.Dense {
-	dim := wo.RawMatrix().Rows
-	d := dim / len(wq)
-	n := mat.NewDense(dim, dim, nil)
-	for h := range wq {
-		var m mat.Dense
-		m.Mul(wq[h].T(), wv[h])
-		m.Scale(1/math.Sqrt(float64(d)), &m)
-		n.Slice(h*d, (h+1)*d, 0, dim).(*mat.Dense).Mul(&m, wo.Slice(h*d, (h+1)*d, 0, dim))
-	}
-	return n
-}
 
 // powerIterateDense runs n steps of power iteration on w from the unit vectors u and v:
 // u = w v / ||w v||, v = w^T u / ||w^T u||. A zero w leaves them unchanged.

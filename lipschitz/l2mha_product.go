@@ -35,6 +35,7 @@ func L2MHABoundInfProductBiased(n int, wq, wv []*mat.Dense, wo *mat.Dense, bias 
 		return 0, err
 	}
 	dim := wo.RawMatrix().Rows
+	stacked := StackedN(wq, wv, wo)
 	cols := make([]float64, dim) // sum_h k_h a_h sum_r |N_h[r, e]| per output column e
 	for h := range wq {
 		a := NormInf(wq[h].T())
@@ -43,14 +44,10 @@ func L2MHABoundInfProductBiased(n int, wq, wv []*mat.Dense, wo *mat.Dense, bias 
 		} else {
 			a *= IdentityL2LipInf(n, d)
 		}
-		var m, nh mat.Dense
-		m.Mul(wq[h].T(), wv[h])                    // (d, d)
-		m.Scale(1/math.Sqrt(float64(d)), &m)       // M_h
-		nh.Mul(&m, wo.Slice(h*d, (h+1)*d, 0, dim)) // N_h (d, D)
 		for e := range dim {
 			s := 0.0
 			for r := range d {
-				s += math.Abs(nh.At(r, e))
+				s += math.Abs(stacked.At(h*d+r, e))
 			}
 			cols[e] += a * s
 		}
@@ -60,6 +57,23 @@ func L2MHABoundInfProductBiased(n int, wq, wv []*mat.Dense, wo *mat.Dense, bias 
 		largest = math.Max(largest, s)
 	}
 	return largest, nil
+}
+
+// StackedN returns N (D, D) of tied L2 attention with per-head query and value maps wq and
+// wv (D, d each) and output map wo (D, D): row block h is N_h = (W^{Q,h})^T W^{V,h}
+// W^{O,h} / sqrt(d), W^{O,h} the rows h*d..(h+1)*d of wo, so that head h's output is
+// P Q_h N_h (docs/math.md, "The decomposition every bound uses").
+func StackedN(wq, wv []*mat.Dense, wo *mat.Dense) *mat.Dense {
+	dim := wo.RawMatrix().Rows
+	d := dim / len(wq)
+	n := mat.NewDense(dim, dim, nil)
+	for h := range wq {
+		var m mat.Dense
+		m.Mul(wq[h].T(), wv[h])
+		m.Scale(1/math.Sqrt(float64(d)), &m)
+		n.Slice(h*d, (h+1)*d, 0, dim).(*mat.Dense).Mul(&m, wo.Slice(h*d, (h+1)*d, 0, dim))
+	}
+	return n
 }
 
 // IdentityL2LipInf is the inf-norm Lipschitz upper bound 4 sqrt(d) phi^{-1}(n-1) + 1 of

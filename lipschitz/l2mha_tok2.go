@@ -14,8 +14,8 @@ import (
 //	(1 + 4 phi^{-1}(n-1)) * sqrt(sum_h ||W^{Q,h}||_2^2) * ||N||_2
 //
 // with N (D, D) stacking N_h = (W^{Q,h})^T W^{V,h} W^{O,h} / sqrt(d), W^{O,h} the rows
-// h*d..(h+1)*d of W^O. Spectral norms are exact (SVD). It holds for any per-head logit
-// temperature. A map acting on each token alone, such as an MLP, has the same constant in
+// h*d..(h+1)*d of W^O. Spectral norms are exact (SVD). Given a layer's weights before its
+// per-head temperatures, it bounds the layer at every temperature. A map acting on each token alone, such as an MLP, has the same constant in
 // this norm as in a token's 2-norm, so the two sub-blocks of an invertible block contract
 // in one norm. The arguments are as for L2MHABoundInf.
 func L2MHABoundTok2(n int, wq, wv []*mat.Dense, wo *mat.Dense) (float64, error) {
@@ -31,15 +31,12 @@ func L2MHABoundTok2(n int, wq, wv []*mat.Dense, wo *mat.Dense) (float64, error) 
 // bias nil is no bias (S_h = n - 1); otherwise it holds one row of at least n entries per
 // head.
 func L2MHABoundTok2Biased(n int, wq, wv []*mat.Dense, wo *mat.Dense, bias [][]float64) (float64, error) {
-	d, err := checkL2MHA(n, wq, wv, wo)
-	if err != nil {
+	if _, err := checkL2MHA(n, wq, wv, wo); err != nil {
 		return 0, err
 	}
 	if err := checkBias(bias, len(wq), n); err != nil {
 		return 0, err
 	}
-	dim := wo.RawMatrix().Rows
-	stacked := mat.NewDense(dim, dim, nil)
 	sum := 0.0
 	for h := range wq {
 		k := IdentityL2LipTok2(n)
@@ -48,12 +45,8 @@ func L2MHABoundTok2Biased(n int, wq, wv []*mat.Dense, wo *mat.Dense, bias [][]fl
 		}
 		q := k * Norm2(wq[h])
 		sum += q * q
-		var m mat.Dense
-		m.Mul(wq[h].T(), wv[h])
-		m.Scale(1/math.Sqrt(float64(d)), &m)
-		stacked.Slice(h*d, (h+1)*d, 0, dim).(*mat.Dense).Mul(&m, wo.Slice(h*d, (h+1)*d, 0, dim))
 	}
-	bound := math.Sqrt(sum) * Norm2(stacked)
+	bound := math.Sqrt(sum) * Norm2(StackedN(wq, wv, wo))
 	if math.IsNaN(bound) {
 		return 0, errNaNBound
 	}

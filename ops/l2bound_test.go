@@ -224,32 +224,53 @@ func tok2Vectors(t *testing.T, wq, wv, wo *tensor.Dense, h int) []*tensor.Dense 
 }
 
 // At the exact singular vectors the op's bound equals the lipschitz package's, which uses
-// exact spectral norms.
+// exact spectral norms, with and without a position bias (9 entries, n = 6 read); a zero
+// bias gives the unbiased bound.
 func TestL2BoundTok2MatchesLipschitzPackage(t *testing.T) {
 	for _, h := range []int{1, 2, 4} {
-		wq, wv, wo := gradcheck.Rand(51, 1, 8, 8), gradcheck.Rand(52, 1, 8, 8), gradcheck.Rand(53, 1, 8, 8)
-		vecs := tok2Vectors(t, wq, wv, wo, h)
-		g := G.NewGraph()
-		n := func(x *tensor.Dense, name string) *G.Node { return G.NodeFromAny(g, x, G.WithName(name)) }
-		ub, err := L2BoundTok2(n(wq, "wq"), n(wv, "wv"), n(wo, "wo"), n(vecs[0], "uq"), n(vecs[1], "vq"), n(vecs[2], "un"), n(vecs[3], "vn"), nil, h, 16)
-		if err != nil {
-			t.Fatal(err)
-		}
-		runGraph(t, g)
-		split := func(x *tensor.Dense) []*mat.Dense {
-			s, err := lipschitz.HeadSlices(mat.NewDense(8, 8, x.Data().([]float64)), h)
+		for _, bias := range []string{"none", "random", "zero"} {
+			wq, wv, wo := gradcheck.Rand(51, 1, 8, 8), gradcheck.Rand(52, 1, 8, 8), gradcheck.Rand(53, 1, 8, 8)
+			vecs := tok2Vectors(t, wq, wv, wo, h)
+			g := G.NewGraph()
+			c := func(x *tensor.Dense, name string) *G.Node { return G.NodeFromAny(g, x, G.WithName(name)) }
+			b := gradcheck.Rand(74, 2, h, 9)
+			if bias == "zero" {
+				clear(b.Data().([]float64))
+			}
+			var bn *G.Node
+			var rows [][]float64
+			if bias != "none" {
+				bn = c(b, "bias")
+				for k := range h {
+					rows = append(rows, b.Data().([]float64)[k*9:(k+1)*9])
+				}
+			}
+			ub, err := L2BoundTok2(c(wq, "wq"), c(wv, "wv"), c(wo, "wo"), c(vecs[0], "uq"), c(vecs[1], "vq"), c(vecs[2], "un"), c(vecs[3], "vn"), bn, h, 6)
 			if err != nil {
 				t.Fatal(err)
 			}
-			return s
-		}
-		want, err := lipschitz.L2MHABoundTok2(16, split(wq), split(wv), mat.NewDense(8, 8, wo.Data().([]float64)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		// The SVD's singular vectors may come with either sign: |u^T W v| is the norm.
-		if got := ub.Value().Data().(float64); math.Abs(math.Abs(got)-want) > 1e-10*want {
-			t.Errorf("H=%d: graph bound %.17g, lipschitz package %.17g", h, got, want)
+			runGraph(t, g)
+			split := func(x *tensor.Dense) []*mat.Dense {
+				s, err := lipschitz.HeadSlices(mat.NewDense(8, 8, x.Data().([]float64)), h)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return s
+			}
+			want, err := lipschitz.L2MHABoundTok2Biased(6, split(wq), split(wv), mat.NewDense(8, 8, wo.Data().([]float64)), rows)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bias == "zero" {
+				plain, err := lipschitz.L2MHABoundTok2(6, split(wq), split(wv), mat.NewDense(8, 8, wo.Data().([]float64)))
+				if err != nil || math.Abs(plain-want) > 1e-12*want {
+					t.Errorf("H=%d zero bias: %v, unbiased %v (%v)", h, want, plain, err)
+				}
+			}
+			// The SVD's singular vectors may come with either sign: |u^T W v| is the norm.
+			if got := ub.Value().Data().(float64); math.Abs(math.Abs(got)-want) > 1e-10*want {
+				t.Errorf("H=%d bias %s: graph bound %.17g, lipschitz package %.17g", h, bias, got, want)
+			}
 		}
 	}
 }
@@ -275,49 +296,6 @@ func TestL2BoundTok2Gradient(t *testing.T) {
 				return L2BoundTok2(in[0], in[1], in[2], c(vecs[0], "uq"), c(vecs[1], "vq"), c(vecs[2], "un"), c(vecs[3], "vn"), bias, h, 5)
 			}, in, 1, 1e-6)
 			assertGrad(t, fmt.Sprintf("l2 token-norm bound H=%d bias=%t", h, biased), res, err)
-		}
-	}
-}
-
-// With a bias, the op agrees with the lipschitz package at the exact singular vectors, and
-// a zero bias gives the unbiased bound.
-func TestL2BoundTok2Biased(t *testing.T) {
-	const h, n = 2, 6
-	wq, wv, wo := gradcheck.Rand(71, 1, 8, 8), gradcheck.Rand(72, 1, 8, 8), gradcheck.Rand(73, 1, 8, 8)
-	vecs := tok2Vectors(t, wq, wv, wo, h)
-	for _, zero := range []bool{false, true} {
-		bias := gradcheck.Rand(74, 2, h, 9)
-		if zero {
-			clear(bias.Data().([]float64))
-		}
-		g := G.NewGraph()
-		c := func(x *tensor.Dense, name string) *G.Node { return G.NodeFromAny(g, x, G.WithName(name)) }
-		ub, err := L2BoundTok2(c(wq, "wq"), c(wv, "wv"), c(wo, "wo"), c(vecs[0], "uq"), c(vecs[1], "vq"), c(vecs[2], "un"), c(vecs[3], "vn"), c(bias, "bias"), h, n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		runGraph(t, g)
-		split := func(x *tensor.Dense) []*mat.Dense {
-			s, err := lipschitz.HeadSlices(mat.NewDense(8, 8, x.Data().([]float64)), h)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return s
-		}
-		b := bias.Data().([]float64)
-		rows := [][]float64{b[:9], b[9:]}
-		want, err := lipschitz.L2MHABoundTok2Biased(n, split(wq), split(wv), mat.NewDense(8, 8, wo.Data().([]float64)), rows)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if zero {
-			plain, err := lipschitz.L2MHABoundTok2(n, split(wq), split(wv), mat.NewDense(8, 8, wo.Data().([]float64)))
-			if err != nil || math.Abs(plain-want) > 1e-12*want {
-				t.Errorf("zero bias: %v, unbiased %v (%v)", want, plain, err)
-			}
-		}
-		if got := ub.Value().Data().(float64); math.Abs(math.Abs(got)-want) > 1e-10*want {
-			t.Errorf("zero bias %t: graph bound %.17g, lipschitz package %.17g", zero, got, want)
 		}
 	}
 }
