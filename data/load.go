@@ -7,9 +7,16 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 )
+
+// MaxCorpusBytes is the largest corpus file that [Load] reads: 4 GiB, about 43
+// times enwik8. A larger file, or a path that is not a regular file (a
+// directory, a device such as /dev/urandom, a named pipe), is refused before
+// anything is read from it.
+const MaxCorpusBytes int64 = 4 << 30
 
 // Options configures [Load]. The zero Options is ready to use.
 type Options struct {
@@ -62,7 +69,8 @@ func DefaultDir() (string, error) {
 //     name is one of the above can be given as "./enwik8".
 //
 // Named corpora are checked against their published size and SHA-256 each
-// time they are read.
+// time they are read. Every corpus must be a regular file (symbolic links
+// are followed) of at most [MaxCorpusBytes] bytes.
 func Load(ctx context.Context, spec string, opt Options) (*Corpus, error) {
 	log := opt.Logger
 	if log == nil {
@@ -105,9 +113,9 @@ func loadRemote(ctx context.Context, name string, r remoteCorpus, opt Options, l
 	if err != nil {
 		return nil, err
 	}
-	text, err := os.ReadFile(path)
+	text, err := readCorpusFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("data: %w", err)
+		return nil, err
 	}
 	if err := verifyBytes(path, text, r.file); err != nil {
 		return nil, fmt.Errorf("%w (remove it to download it again)", err)
@@ -118,15 +126,81 @@ func loadRemote(ctx context.Context, name string, r remoteCorpus, opt Options, l
 
 // loadFile reads the corpus file at path and splits it by s.
 func loadFile(name, path string, s Split, origin string) (*Corpus, error) {
-	text, err := os.ReadFile(path)
+	text, err := readCorpusFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("data: corpus file %s does not exist (the built-in corpora are %q, %q and %q or \"\")",
 			path, NameEnwik8, NameShakespeare, NameOpticks)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("data: read corpus: %w", err)
+		return nil, err
 	}
 	return splitCorpus(name, path, text, s, origin)
+}
+
+// readCorpusFile reads the corpus file at path after checking, before reading
+// anything, that it is a regular file of at most MaxCorpusBytes bytes. The
+// bytes read are bounded by the size found then, so a file that grows while
+// it is read is refused rather than read without end. An error wraps
+// fs.ErrNotExist when path does not exist.
+func readCorpusFile(path string) ([]byte, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("data: corpus file: %w", err)
+	}
+	if err := checkCorpusInfo(path, info); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("data: corpus file: %w", err)
+	}
+	defer f.Close()
+	if info, err = f.Stat(); err != nil { // the file opened, which may have replaced the one checked
+		return nil, fmt.Errorf("data: corpus file: %w", err)
+	}
+	if err := checkCorpusInfo(path, info); err != nil {
+		return nil, err
+	}
+	buf := make([]byte, info.Size()+1) // one byte more shows a file that grew
+	n, err := io.ReadFull(f, buf)
+	switch {
+	case err == nil:
+		return nil, fmt.Errorf("data: corpus file %s grew past its size of %d bytes while it was read", path, info.Size())
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		return buf[:n:n], nil
+	}
+	return nil, fmt.Errorf("data: read corpus file %s: %w", path, err)
+}
+
+// checkCorpusInfo refuses a corpus file that is not a regular file or holds
+// more than MaxCorpusBytes bytes, naming it and what it is.
+func checkCorpusInfo(path string, info fs.FileInfo) error {
+	if !info.Mode().IsRegular() {
+		return fmt.Errorf("data: corpus file %s is not a regular file: it is %s (give the path of a text file)", path, fileKind(info.Mode()))
+	}
+	limit := min(MaxCorpusBytes, int64(math.MaxInt-1))
+	if info.Size() > limit {
+		return fmt.Errorf("data: corpus file %s has %d bytes, more than the limit of %d bytes (%.1f GiB) that a corpus may have",
+			path, info.Size(), limit, float64(limit)/(1<<30))
+	}
+	return nil
+}
+
+// fileKind names the type of a file that is not regular.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	}
+	return fmt.Sprintf("an irregular file (mode %v)", m)
 }
 
 func orDefault(s, def string) string {

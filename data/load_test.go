@@ -160,3 +160,45 @@ func TestDefaultDirHonoursXDG(t *testing.T) {
 		t.Fatalf("DefaultDir() = %q, want %q", dir, filepath.Join(cache, "lipformer"))
 	}
 }
+
+// TestLoadRefusesNonRegularFiles: a directory or a device (which, like /dev/urandom, may
+// never end) is refused by name before anything is read from it.
+func TestLoadRefusesNonRegularFiles(t *testing.T) {
+	dir := t.TempDir()
+	_, err := Load(context.Background(), dir, Options{})
+	wantErrorContaining(t, err, dir, "not a regular file", "a directory")
+	if _, err := os.Stat(os.DevNull); err != nil || runtime.GOOS == "windows" {
+		t.Skipf("no %s to test a device with", os.DevNull)
+	}
+	_, err = Load(context.Background(), os.DevNull, Options{})
+	wantErrorContaining(t, err, os.DevNull, "not a regular file", "a character device")
+}
+
+// TestLoadRefusesHugeFiles: a file over MaxCorpusBytes is refused from its size alone. The
+// file is sparse: it takes no disk space and is never read.
+func TestLoadRefusesHugeFiles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "huge.txt")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(MaxCorpusBytes + 1); err != nil {
+		f.Close()
+		t.Skipf("cannot make a sparse file of %d bytes: %v", MaxCorpusBytes+1, err)
+	}
+	f.Close()
+	_, err = Load(context.Background(), path, Options{})
+	wantErrorContaining(t, err, path, "4294967297 bytes", "more than the limit of 4294967296 bytes")
+}
+
+// TestLoadRemoteCorpusMustBeRegular: the file of a named corpus in the data directory is
+// checked the same way before it is read.
+func TestLoadRemoteCorpusMustBeRegular(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "tinyshakespeare", "input.txt")
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(context.Background(), NameShakespeare, Options{Dir: dir, ShakespeareURL: closedURL()})
+	wantErrorContaining(t, err, path, "not a regular file", "a directory")
+}

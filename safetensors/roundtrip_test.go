@@ -3,10 +3,12 @@ package safetensors
 import (
 	"bytes"
 	"encoding/binary"
+	"hash/crc32"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -165,5 +167,40 @@ func TestData(t *testing.T) {
 	lying := Tensor{Name: "y", Dtype: F32, Shape: []int{1}, Data: []float64{1}}
 	if _, err := Data[float32](lying); err == nil {
 		t.Fatal("Data accepted a tensor whose Data does not match its dtype")
+	}
+}
+
+// TestChecksumIsCRC32COfTheFileBytes: Checksum is the CRC-32C of exactly the bytes a file
+// holds for the tensor, for every dtype, and a change of one element changes it.
+func TestChecksumIsCRC32COfTheFileBytes(t *testing.T) {
+	for _, tn := range []Tensor{
+		New("f32", []int{2, 3}, []float32{1, -2, 3.5, 0, 1e-30, 7}),
+		New("f64", []int{3}, []float64{1, -2, 3.5}),
+		New("i32", []int{2}, []int32{-1, 1 << 30}),
+		New("i64", []int{2}, []int64{-1, 1 << 60}),
+		New("u8", []int{4}, []uint8{0, 1, 254, 255}),
+		New("scalar", nil, []float32{2}),
+	} {
+		var b bytes.Buffer
+		if err := Write(&b, []Tensor{tn}, nil); err != nil {
+			t.Fatal(err)
+		}
+		raw := b.Bytes()
+		data := raw[8+binary.LittleEndian.Uint64(raw[:8]):]
+		got, err := Checksum(tn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := crc32.Checksum(data, crc32.MakeTable(crc32.Castagnoli)); got != want {
+			t.Errorf("%s: Checksum %08x, CRC-32C of its %d file bytes %08x", tn.Name, got, len(data), want)
+		}
+	}
+	a, _ := Checksum(New("x", []int{2}, []float32{1, 2}))
+	b, _ := Checksum(New("x", []int{2}, []float32{1, math.Nextafter32(2, 3)}))
+	if a == b {
+		t.Error("changing the last bit of an element left the checksum unchanged")
+	}
+	if _, err := Checksum(Tensor{Name: "bad", Dtype: F32, Shape: []int{3}, Data: []float32{1}}); err == nil || !strings.Contains(err.Error(), "bad") {
+		t.Errorf("a tensor whose shape does not match its data: %v, want an error naming it", err)
 	}
 }

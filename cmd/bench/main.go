@@ -38,6 +38,7 @@ import (
 	"strings"
 	"syscall"
 
+	"lipformer/internal/cli"
 	"lipformer/model"
 	"lipformer/ops"
 )
@@ -45,7 +46,7 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil && !errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -107,7 +108,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	pool := fs.Bool("pool", false, "instead of measuring, pool the records of earlier runs: the arguments are their JSONL files (-o, bench/compare.sh); prints Go's and PyTorch's medians over the runs and the ratios")
 	fs.StringVar(&o.cpuProf, "cpuprofile", "", "write a CPU profile of the Go runs (warm-up included) to this file, for go tool pprof")
 	fs.StringVar(&o.keep, "keep", "", "write the checkpoints given to PyTorch into this directory and keep them (default: a temporary directory)")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.ParseArgs(fs, args); err != nil {
 		return o, err
 	}
 	switch {
@@ -115,8 +116,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, errors.New("-pool: name the JSONL files to pool")
 	case *pool:
 		o.pool = fs.Args()
-	case fs.NArg() > 0:
-		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	default:
+		if err := cli.NoArgs(fs); err != nil {
+			return o, err
+		}
 	}
 	var err error
 	if o.presets, err = findPresets(*configs); err != nil {

@@ -14,6 +14,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -33,7 +34,7 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil && !errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(os.Stderr, "eval:", err)
 		os.Exit(1)
 	}
@@ -75,7 +76,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	ablate := fs.String("ablate", "", "attention: also score the split without each layer's attention sub-block and without all of them, L+2 evaluations of the split for L layers in all")
 	ngramN := fs.Int("ngram", 0, "also score n-gram baselines of orders 2, 3 and `N` (1 to 8), trained on the corpus's train split; 0: none. With -data and no -ckpt, only these (a file corpus then has the default split 0.9,0.05,0.05)")
 	ngramAll := fs.Bool("ngram-all", false, "with -ngram N, score every order from 1 to N")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if *split != "valid" && *split != "test" {
@@ -112,11 +113,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	spec := opt.Data
+	var corpus *data.Corpus
 	if *dataSpec != "" {
-		spec = *dataSpec
+		corpus, err = cli.LoadCorpus(ctx, *dataSpec, opt.Split, *dataDir, cli.Logger(stderr))
+	} else {
+		corpus, err = cli.CheckpointCorpus(ctx, opt.Data, opt.Split, path, *dataDir, cli.Logger(stderr))
 	}
-	corpus, err := cli.LoadCorpus(ctx, spec, opt.Split, *dataDir, cli.Logger(stderr))
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -31,7 +32,7 @@ import (
 )
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil && !errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(os.Stderr, "expressive:", err)
 		os.Exit(1)
 	}
@@ -89,11 +90,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.csvPath, "csv", "", "write one CSV row per (method, k, L) to this file")
 	fs.StringVar(&c.plotPath, "plot", "", "plot smallest d against L to this .png or .svg file")
 	in := fs.String("in", "", "comma-separated -json outputs of earlier runs: report, fit and plot their cells instead of running (the run flags are then ignored)")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return nil, err
-	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	c.seed = *seed
 	switch *gdSearch {

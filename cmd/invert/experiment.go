@@ -47,7 +47,7 @@ func newExperiment(ctx context.Context, c *config, log *slog.Logger) (*experimen
 	if len(m.Inv) == 0 {
 		return nil, fmt.Errorf("-ckpt %s: architecture %s is not invertible (want invertible-l2 or invertible-dp)", path, m.Cfg.Arch)
 	}
-	ids, corpus, err := dataWindows(ctx, c, ck, m.Cfg.Context, log)
+	ids, corpus, err := dataWindows(ctx, c, path, ck, m.Cfg.Context, log)
 	if err != nil {
 		return nil, err
 	}
@@ -64,18 +64,19 @@ func newExperiment(ctx context.Context, c *config, log *slog.Logger) (*experimen
 		opt: flow.Options{Tol: c.tol, MaxIter: c.maxIter, Log: log}}, nil
 }
 
-// dataWindows loads the checkpoint's corpus (or -data) and returns the token ids of the
-// first B evaluation windows of the split, and the corpus's name.
-func dataWindows(ctx context.Context, c *config, ck *model.Checkpoint, context int, log *slog.Logger) ([]int, string, error) {
+// dataWindows loads the corpus of the checkpoint ck read from path (or -data) and returns
+// the token ids of the first B evaluation windows of the split, and the corpus's name.
+func dataWindows(ctx context.Context, c *config, path string, ck *model.Checkpoint, context int, log *slog.Logger) ([]int, string, error) {
 	opt, err := train.TrainOptions(ck)
 	if err != nil {
 		return nil, "", err
 	}
-	spec := opt.Data
+	var corpus *data.Corpus
 	if c.data != "" {
-		spec = c.data
+		corpus, err = cli.LoadCorpus(ctx, c.data, opt.Split, c.dataDir, log)
+	} else {
+		corpus, err = cli.CheckpointCorpus(ctx, opt.Data, opt.Split, path, c.dataDir, log)
 	}
-	corpus, err := cli.LoadCorpus(ctx, spec, opt.Split, c.dataDir, log)
 	if err != nil {
 		return nil, "", err
 	}

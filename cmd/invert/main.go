@@ -23,6 +23,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -38,7 +39,7 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil && !errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(os.Stderr, "invert:", err)
 		os.Exit(1)
 	}
@@ -78,11 +79,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of the adversarial and random inputs")
 	fs.BoolVar(&c.json, "json", false, "write one JSON object per sub-block and input to stdout (the human table goes to stderr)")
 	fs.StringVar(&c.plot, "plot", "", "plot the reconstruction error against the iteration to this .png, .svg or .pdf file")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return nil, err
-	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	for _, s := range strings.Split(*spreads, ",") {
 		v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)

@@ -135,11 +135,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.plotPath, "plot", "", "plot the bounds to this .png or .svg file: against N, or against R when there are several radii")
 	fs.StringVar(&c.ckpt, "ckpt", "", "instead of the experiment, certify a trained model: a run directory or checkpoint file")
 	fs.IntVar(&c.searchN, "search-n", 0, "with -ckpt: search every tied L2 attention layer for lower bounds on sequences of this many tokens, with -inits starts of -steps steps, and print the looseness certified / lower (0: no search)")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return nil, err
-	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	c.seed = *seed
 	if c.searchN < 0 {

@@ -10,6 +10,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -17,12 +18,13 @@ import (
 	"path/filepath"
 	"strings"
 
+	"lipformer/internal/cli"
 	"lipformer/internal/plotting"
 	"lipformer/train"
 )
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil && !errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(os.Stderr, "plot:", err)
 		os.Exit(1)
 	}
@@ -43,11 +45,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("out", "curves.png", "output file; its extension picks the format: "+strings.Join(plotting.Formats(), ", "))
 	title := fs.String("title", "", "chart title (default: the metric)")
 	baselines := fs.Bool("baselines", false, "draw the byte n-gram baselines of the first run's summary (test split bpc) as horizontal lines")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q (run directories go in -runs)", fs.Args())
 	}
 	q, xLabel, err := parseQuery(*metricName, *axis, *smooth)
 	if err != nil {

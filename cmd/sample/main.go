@@ -10,6 +10,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -22,7 +23,7 @@ import (
 )
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil && !errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(os.Stderr, "sample:", err)
 		os.Exit(1)
 	}
@@ -39,7 +40,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	seed := fs.Uint64("seed", 1, "random seed")
 	samples := fs.Int("samples", 1, "independent samples of the prompt's continuation, decoded together in one batch (cheaper per byte than one at a time)")
 	window := fs.String("window", string(model.Shift), "beyond the context T: shift (keep the last T/2 bytes, re-prefill them once per T/2 bytes; each byte sees T/2..T-1 before it) or slide (each byte sees the T-1 before it: a full forward pass per byte)")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if *n < 0 {

@@ -92,6 +92,8 @@ func TestSampleRejectsBadInput(t *testing.T) {
 		{[]string{"-ckpt", dir, "-n", "-1"}, "-n"},
 		{[]string{"-ckpt", dir, "-samples", "0"}, "-samples 0, want >= 1"},
 		{[]string{"-ckpt", dir, "-prompt", "a", "-temperature", "-1"}, "temperature"},
+		{[]string{"-ckpt", dir, "-prompt", "a", "-temperature", "NaN"}, "-temperature NaN: want a finite number"},
+		{[]string{"-ckpt", dir, "-prompt", "a", "-temperature", "Inf"}, "-temperature +Inf: want a finite number"},
 		{[]string{"-ckpt", dir, "-window", "wrap"}, `-window: window policy "wrap", want shift or slide`},
 		{[]string{"-ckpt", dir, "-prompt", "abcabcabc"}, "-prompt: 9 bytes, want at most the model's context of 8"},
 		{[]string{}, "-ckpt"},

@@ -42,7 +42,7 @@ func main() {
 	}()
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
-	if err != nil {
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(os.Stderr, "sweep:", err)
 		if errors.Is(err, errInterrupted) {
 			os.Exit(130)
@@ -143,11 +143,8 @@ func parseFlags(args []string, stderr io.Writer) (model.Config, train.Options, o
 	fs.StringVar(&o.out, "out", "out/sweep", "output directory: the tables, and one directory per run")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "list the runs and what would be done with each, and stop")
 	dataDir := trainflags.Add(fs, &cfg, &opt, "arch", "layers", "norm", "seed")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return cfg, opt, o, err
-	}
-	if fs.NArg() > 0 {
-		return cfg, opt, o, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	o.dataDir = *dataDir
 	trainflags.Finish(fs, &opt)

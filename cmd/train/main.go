@@ -9,6 +9,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -52,13 +53,33 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print the summary as JSON on stdout")
 	sampleLen := fs.Int("sample", 300, "bytes to sample from the final model (0: none)")
 	certify := fs.Bool("certify", false, "add the certified Lipschitz constants of the final weights to the summary (see cmd/lipschitz -ckpt)")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil // -h printed the usage, the whole answer
+		}
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
 	trainflags.Finish(fs, &opt)
+	// every flag is checked here, before a corpus or checkpoint is read
+	switch {
+	case *sampleLen < 0:
+		return fmt.Errorf("-sample %d, want >= 0", *sampleLen)
+	case *asJSON && *sampleLen > 0 && trainflags.Given(fs, "sample"):
+		return fmt.Errorf("-sample %d with -json: the JSON summary holds no sample (give -sample 0 or leave it out)", *sampleLen)
+	}
+	if *resume == "" {
+		check := cfg.WithCertifiedRecipe()
+		check.Vocab = 256 // any vocabulary of bytes: the corpus is not loaded yet
+		if err := check.Validate(); err != nil {
+			return err
+		}
+		if _, err := os.Stat(filepath.Join(*out, train.MetricsFile)); err == nil {
+			return fmt.Errorf("-out %s already holds a run (%s): resume it with -resume or choose another output directory", *out, train.MetricsFile)
+		}
+	}
+	if err := opt.Validate(); err != nil {
+		return err
+	}
 	log := cli.Logger(stderr)
 	r := &train.Run{Out: *out, Log: log, Progress: cli.Progress(os.Stderr), Certify: *certify}
 	if *resume != "" {

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"lipformer/data"
+	"lipformer/model"
+	"lipformer/train"
+)
+
+// TestHelpAndExtraArguments: -h and -help print the usage alone (run returns flag.ErrHelp, on
+// which main exits 0), and positional arguments are refused, before any work, with the
+// message every program gives.
+func TestHelpAndExtraArguments(t *testing.T) {
+	for _, h := range []string{"-h", "-help"} {
+		var stdout, stderr bytes.Buffer
+		args := []string{h}
+		err := run(context.Background(), args, &stdout, &stderr)
+		if strings.Contains(stderr.String(), "help requested") {
+			t.Errorf("%s: stderr %q reports the help as an error", h, stderr.String())
+		}
+		if !errors.Is(err, flag.ErrHelp) {
+			t.Errorf("%s: error %v, want flag.ErrHelp (which main treats as success)", h, err)
+		}
+		if u := stderr.String(); !strings.HasPrefix(u, "Usage of eval:") || !strings.Contains(u, "  -ckpt ") || stdout.Len() > 0 {
+			t.Errorf("%s: stdout %q, stderr %q; want the usage on stderr alone", h, stdout.String(), u)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	args := []string{"-ckpt", "nowhere", "extra"}
+	err := run(context.Background(), args, &stdout, &stderr)
+	want := `unexpected arguments ["extra"]: eval takes only flags (-h lists them)`
+	if err == nil || err.Error() != want {
+		t.Errorf("%q: error %v, want %q", args, err, want)
+	}
+}
+
+// TestEvalFindsARelativeCorpusPath: a run trained on a corpus given by a relative path,
+// evaluated from another directory, finds the corpus in the run directory, and when it is
+// not there either the error says the path came from the checkpoint and names -data.
+func TestEvalFindsARelativeCorpusPath(t *testing.T) {
+	trainDir := t.TempDir()
+	t.Chdir(trainDir)
+	text := []byte(strings.Repeat("Call me Ishmael. Some years ago, never mind how long. ", 60))
+	if err := os.WriteFile("shk.txt", text, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := data.Load(context.Background(), "shk.txt", data.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := model.New(model.Config{Arch: "l2", Layers: 1, Heads: 2, Width: 8, Context: 8, Vocab: c.Vocab.Size(), Norm: "pre", Dtype: "float32", Std: 0.02}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := train.DefaultOptions()
+	opt.Data, opt.Steps, opt.Batch, opt.Warmup, opt.EvalEvery = "shk.txt", 2, 2, 0, 2
+	out := filepath.Join(trainDir, "out", "run")
+	r := &train.Run{Model: m, Corpus: c, Opt: opt, Out: out, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if _, err := r.Train(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Chdir(t.TempDir())
+	var stdout, stderr bytes.Buffer
+	err = run(context.Background(), []string{"-ckpt", out}, &stdout, &stderr)
+	for _, want := range []string{"corpus file shk.txt", "relative path stored in checkpoint " + filepath.Join(out, train.LatestFile), filepath.Join(out, "shk.txt"), "-data"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("corpus in neither directory: error %v, want one mentioning %q", err, want)
+		}
+	}
+	if err := run(context.Background(), []string{"-ckpt", out, "-data", filepath.Join(trainDir, "shk.txt")}, &stdout, &stderr); err != nil {
+		t.Errorf("with -data: %v", err)
+	}
+	if err := os.Rename(filepath.Join(trainDir, "shk.txt"), filepath.Join(out, "shk.txt")); err != nil {
+		t.Fatal(err)
+	}
+	stdout.Reset()
+	if err := run(context.Background(), []string{"-ckpt", out}, &stdout, &stderr); err != nil || !strings.Contains(stdout.String(), "bpc") {
+		t.Errorf("corpus in the run directory: %v, output %q", err, stdout.String())
+	}
+}
