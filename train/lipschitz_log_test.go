@@ -60,3 +60,40 @@ func TestLogLipschitz(t *testing.T) {
 		}
 	}
 }
+
+// A resumed run keeps the bound rows up to its checkpoint, in the order a run writes them.
+func TestLogLipschitzSurvivesResume(t *testing.T) {
+	c := smallCorpus(t)
+	cfg := model.Config{Arch: "contractive-l2", Layers: 1, Heads: 2, Width: 16, Context: 16, Vocab: c.Vocab.Size(), Norm: "pre",
+		LipC: 0.9, Dtype: "float32", Std: 0.02, L2Bound: "token2", L2Temp: true, L2PosBias: true}
+	m, err := model.New(cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := smallOptions(10)
+	o.LogLipschitz, o.EvalEvery = 5, 5
+	out := t.TempDir()
+	if _, err := (&Run{Model: m, Corpus: c, Opt: o, Out: out, Log: quiet()}).Train(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ckpt := filepath.Join(out, LatestFile)
+	m2, ck, err := model.Load(ckpt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Steps = 15
+	if _, err := (&Run{Model: m2, Resume: ck, Corpus: c, Opt: o, Out: out, Log: quiet()}).Train(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	mt, err := ReadMetrics(filepath.Join(out, MetricsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var steps []int
+	for _, r := range mt.Lipschitz {
+		steps = append(steps, r.Step)
+	}
+	if len(steps) != 3 || steps[0] != 5 || steps[1] != 10 || steps[2] != 15 {
+		t.Errorf("bound rows at steps %v after resuming, want [5 10 15]", steps)
+	}
+}

@@ -163,18 +163,28 @@ func (mw *MetricsWriter) writeLine(step int, line any) error {
 	return nil
 }
 
-// Write writes the rows of m to w in the order a run logs them: the evaluation after k
-// steps follows the training row of step k-1.
+// Write writes the rows of m to w in the order a run logs them: the bounds and the
+// evaluation after k steps follow the training row of step k-1, in that order.
 func (m Metrics) Write(w io.Writer) error {
 	mw := NewMetricsWriter(w)
-	e := 0
+	e, l := 0, 0
 	for _, row := range m.Train {
+		for ; l < len(m.Lipschitz) && m.Lipschitz[l].Step <= row.Step; l++ {
+			if err := mw.WriteLipschitz(m.Lipschitz[l]); err != nil {
+				return err
+			}
+		}
 		for ; e < len(m.Eval) && m.Eval[e].Step <= row.Step; e++ {
 			if err := mw.WriteEval(m.Eval[e]); err != nil {
 				return err
 			}
 		}
 		if err := mw.WriteTrain(row); err != nil {
+			return err
+		}
+	}
+	for ; l < len(m.Lipschitz); l++ {
+		if err := mw.WriteLipschitz(m.Lipschitz[l]); err != nil {
 			return err
 		}
 	}

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -24,8 +26,9 @@ import (
 
 // Checkpoint files in the output directory, and the metadata keys of the training state.
 const (
-	LatestFile = "ckpt.safetensors" // written at every validation, at the end and on interrupt
+	LatestFile = "ckpt.safetensors" // written at every finite validation, at the end and on interrupt
 	BestFile   = "best.safetensors" // the checkpoint of the best validation
+	LockFile   = "train.lock"       // the PID of the process training in the directory, which holds its flock
 	MetaTrain  = "lipformer.train"  // JSON Options
 	MetaStep   = "lipformer.step"   // steps completed
 	MetaBest   = "lipformer.best"   // JSON {step, val_loss} of the best validation so far
@@ -35,8 +38,12 @@ const (
 // [Summary.Baselines]: bigram, trigram and 5-gram.
 func BaselineOrders() []int { return []int{2, 3, 5} }
 
-// ErrNonFinite is returned when a step's loss or gradient is not finite.
-var ErrNonFinite = errors.New("non-finite loss or gradient")
+// ErrNonFinite is returned when a step's loss or gradient, a validation loss or a weight
+// is not finite.
+var ErrNonFinite = errors.New("non-finite loss, gradient or weight")
+
+// ErrRunInUse is returned when another process holds the lock of a run directory.
+var ErrRunInUse = errors.New("run directory in use")
 
 // Run is one training run.
 type Run struct {
@@ -51,9 +58,19 @@ type Run struct {
 }
 
 // Train runs the optimisation and returns its summary, also written to OUT/summary.json.
-// On a cancelled ctx it saves a checkpoint and returns the summary so far with Interrupted
-// set. On a non-finite loss or gradient it stops, keeps the last good checkpoint, and
-// returns the summary with an error wrapping ErrNonFinite.
+//
+// While it runs it holds an exclusive lock of OUT (LockFile, where available), and it
+// refuses a directory another process holds, a new run in a directory that holds one and
+// a resume that leaves no step to train, before it writes anything. Then it removes the
+// temporary files that interrupted writes of the directory's files left behind, and a
+// resume truncates a torn last row of the metrics log (RepairMetrics).
+//
+// A checkpoint is saved only when its weights are finite, and at a validation only when
+// the validation loss is finite too. On a cancelled ctx it saves a checkpoint and returns
+// the summary so far with Interrupted set. On a non-finite loss, gradient, validation loss
+// or weight it stops without saving one and returns the summary with an error wrapping
+// ErrNonFinite, which names the last good checkpoint or says that none was saved. Figures
+// a run did not measure are NaN in the summary (Figure).
 func (r *Run) Train(ctx context.Context) (*Summary, error) {
 	if err := r.Opt.Validate(); err != nil {
 		return nil, err
@@ -61,8 +78,16 @@ func (r *Run) Train(ctx context.Context) (*Summary, error) {
 	if err := os.MkdirAll(r.Out, 0o755); err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(filepath.Join(r.Out, MetricsFile)); err == nil && r.Resume == nil {
-		return nil, fmt.Errorf("%s already holds a run (%s): resume it or choose another output directory", r.Out, MetricsFile)
+	unlock, err := lockRun(r.Out, r.Log)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := r.checkStart(); err != nil {
+		return nil, err
+	}
+	if err := removeTemporaries(r.Out, r.Log); err != nil {
+		return nil, err
 	}
 	switch r.Model.Cfg.Dtype {
 	case "float64":
@@ -72,12 +97,64 @@ func (r *Run) Train(ctx context.Context) (*Summary, error) {
 	}
 }
 
+// checkStart refuses a new run in a directory that holds one, and a resume of a run that
+// has already reached its last step.
+func (r *Run) checkStart() error {
+	if r.Resume == nil {
+		if _, err := os.Stat(filepath.Join(r.Out, MetricsFile)); err == nil {
+			return fmt.Errorf("%s already holds a run (%s): resume it or choose another output directory", r.Out, MetricsFile)
+		}
+		return nil
+	}
+	step, err := r.Resume.MetaInt(MetaStep)
+	if err != nil {
+		return fmt.Errorf("resume %s: %w", r.Out, err)
+	}
+	if step >= r.Opt.Steps {
+		return fmt.Errorf("resume %s: the run is at step %d and is to run %d steps in all, which leaves none to train: give more than %d",
+			r.Out, step, r.Opt.Steps, step)
+	}
+	return nil
+}
+
+// runFiles are the files of a run directory written atomically (atomicfile), whose
+// temporaries an interrupted write leaves behind.
+func runFiles() []string { return []string{LatestFile, BestFile, SummaryFile, MetricsFile} }
+
+// removeTemporaries removes the temporary files of the run directory's own files, which
+// only an interrupted write can have left when this process holds the directory's lock,
+// and logs what it removed.
+func removeTemporaries(dir string, log *slog.Logger) error {
+	var names []string
+	var size int64
+	for _, f := range runFiles() {
+		tmps, err := atomicfile.Temporaries(filepath.Join(dir, f))
+		if err != nil {
+			return err
+		}
+		for _, tmp := range tmps {
+			if fi, err := os.Stat(tmp); err == nil {
+				size += fi.Size()
+			}
+			if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("removing a stale temporary file: %w", err)
+			}
+			names = append(names, filepath.Base(tmp))
+		}
+	}
+	if len(names) > 0 {
+		log.Warn("removed stale temporary files of interrupted writes", "dir", dir, "files", strings.Join(names, " "), "bytes", size)
+	}
+	return nil
+}
+
 // trainer is the state of a run whose parameters have element type T.
 type trainer[T Float] struct {
 	*Run
 	st     *Stepper[T] // the training program and the optimizer
 	eval   *model.Program
 	best   bestVal
+	good   int // the step of the last good LatestFile (finite weights and validation), or -1
 	stab   *Stability
 	before time.Duration // training time of the sessions before a resume
 }
@@ -113,7 +190,9 @@ func train[T Float](ctx context.Context, r *Run) (*Summary, error) {
 		return nil, err
 	}
 	defer metrics.Close()
+	nan := NotMeasured()
 	sum := &Summary{Model: r.Model.Cfg, Options: r.Opt, Corpus: r.Corpus.Name, Params: r.Model.NumParams(), BestStep: -1,
+		TokensPerS: nan, FinalValBPC: nan, BestValBPC: nan, TestBPC: nan,
 		EvalProtocol: "bits per byte over every byte of the split but its first, in consecutive non-overlapping windows of the context length"}
 	bar := newBar(r.Progress, r.Opt.Steps, start)
 	began := time.Now().Add(-t.before) // elapsed times continue across resumes
@@ -131,15 +210,12 @@ func train[T Float](ctx context.Context, r *Run) (*Summary, error) {
 			return nil, err
 		}
 		t.stab.Observe(step, loss, norm)
-		if math.IsNaN(loss) || math.IsInf(loss, 0) || math.IsNaN(norm) || math.IsInf(norm, 0) {
-			sum.NonFinite = true
-			sum.Steps, sum.Seconds, sum.Stability = step, time.Since(began).Seconds(), t.stab.Summary()
-			metrics.WriteTrain(TrainRow{Step: step, Loss: loss, LR: sched.LR(step), GradNorm: norm, ElapsedS: sum.Seconds})
-			if err := sum.write(r.Out); err != nil {
+		if !finite(loss) || !finite(norm) {
+			t.timing(sum, step, start, began)
+			if err := metrics.WriteTrain(TrainRow{Step: step, Loss: loss, LR: sched.LR(step), GradNorm: norm, ElapsedS: sum.Seconds}); err != nil {
 				return nil, err
 			}
-			return sum, fmt.Errorf("step %d: loss %v, gradient norm %v: %w; the last good checkpoint is %s",
-				step, loss, norm, ErrNonFinite, filepath.Join(r.Out, LatestFile))
+			return t.diverged(sum, fmt.Sprintf("step %d: loss %v, gradient norm %v", step, loss, norm))
 		}
 		lr := sched.LR(step)
 		if err := t.st.Update(lr); err != nil {
@@ -161,34 +237,111 @@ func train[T Float](ctx context.Context, r *Run) (*Summary, error) {
 		bar.Describe(fmt.Sprintf("loss %.3f  bpc %.3f", loss, BPC(loss)))
 		bar.Add(1)
 		if (step+1)%r.Opt.EvalEvery == 0 && step+1 < r.Opt.Steps {
-			if err := t.validate(step+1, valTok, metrics, began); err != nil {
+			bad, err := t.validate(step+1, valTok, metrics, began)
+			if err != nil {
 				return nil, err
+			}
+			if bad != "" {
+				t.timing(sum, step+1, start, began)
+				return t.diverged(sum, bad)
 			}
 		}
 	}
 	bar.Finish()
-	sum.Steps, sum.Seconds = step, time.Since(began).Seconds()
-	sum.TokensPerS = float64((step-start)*tokens) / (sum.Seconds - t.before.Seconds())
+	t.timing(sum, step, start, began)
 	if !sum.Interrupted {
-		if err := t.validate(step, valTok, metrics, began); err != nil {
+		bad, err := t.validate(step, valTok, metrics, began)
+		if err != nil {
 			return nil, err
+		}
+		if bad != "" {
+			return t.diverged(sum, bad)
 		}
 		if err := t.finalScores(sum, valTok); err != nil {
 			return nil, err
 		}
 	}
+	if bad := t.nonFiniteWeight(); bad != "" {
+		return t.diverged(sum, fmt.Sprintf("after %d steps: %s", step, bad))
+	}
 	if err := t.save(LatestFile, step); err != nil {
 		return nil, err
 	}
+	t.good = step
 	if r.Certify {
 		if sum.Certificate, err = r.Model.Certificate(); err != nil {
 			return nil, err
 		}
 	}
-	if sum.BestStep, sum.Stability = t.best.Step, t.stab.Summary(); sum.BestStep >= 0 {
-		sum.BestValBPC = BPC(float64(t.best.ValLoss))
-	}
+	t.record(sum)
 	return sum, sum.write(r.Out)
+}
+
+// timing records in sum the steps completed, the training time and the speed of this
+// session, which is not measured when the session ran no step.
+func (t *trainer[T]) timing(sum *Summary, steps, start int, began time.Time) {
+	sum.Steps, sum.Seconds = steps, time.Since(began).Seconds()
+	if steps > start {
+		tokens := t.Opt.Batch * t.Model.Cfg.Context
+		sum.TokensPerS = Figure(float64((steps-start)*tokens) / (sum.Seconds - t.before.Seconds()))
+	}
+}
+
+// record puts the best validation and the stability figures in sum.
+func (t *trainer[T]) record(sum *Summary) {
+	if sum.BestStep, sum.Stability = t.best.Step, t.stab.Summary(); sum.BestStep >= 0 {
+		sum.BestValBPC = Figure(BPC(float64(t.best.ValLoss)))
+	}
+}
+
+// diverged ends a run stopped by the non-finite value that what describes: it writes the
+// summary, marked NonFinite, and returns it with an error wrapping ErrNonFinite that
+// names the checkpoints left.
+func (t *trainer[T]) diverged(sum *Summary, what string) (*Summary, error) {
+	sum.NonFinite = true
+	t.record(sum)
+	if err := sum.write(t.Out); err != nil {
+		return nil, err
+	}
+	return sum, fmt.Errorf("%s: %w; %s", what, ErrNonFinite, t.goodCheckpoints())
+}
+
+// goodCheckpoints names the checkpoints of finite weights (and validation) that the run
+// directory holds, or says that there is none.
+func (t *trainer[T]) goodCheckpoints() string {
+	if t.good < 0 {
+		return fmt.Sprintf("no good checkpoint was saved (one is saved at every validation, every %d steps)", t.Opt.EvalEvery)
+	}
+	s := fmt.Sprintf("the last good checkpoint is %s (step %d)", filepath.Join(t.Out, LatestFile), t.good)
+	if t.best.Step >= 0 && t.best.Step != t.good {
+		s += fmt.Sprintf(", the best %s (step %d)", filepath.Join(t.Out, BestFile), t.best.Step)
+	}
+	return s
+}
+
+// nonFiniteWeight describes the first parameter or buffer element of the model that is
+// not finite, or returns "" when all are.
+func (t *trainer[T]) nonFiniteWeight() string {
+	check := func(kind, name string, data any) string {
+		v, _ := data.([]T)
+		for i, x := range v {
+			if !finite(float64(x)) {
+				return fmt.Sprintf("%s %s element %d is %v", kind, name, i, x)
+			}
+		}
+		return ""
+	}
+	for _, p := range t.Model.Params() {
+		if bad := check("weight", p.Name, p.Value.Data()); bad != "" {
+			return bad
+		}
+	}
+	for _, b := range t.Model.Buffers() {
+		if bad := check("buffer", b.Name, b.Value.Data()); bad != "" {
+			return bad
+		}
+	}
+	return ""
 }
 
 // newTrainer compiles the programs, builds the optimizer and, when resuming, restores its
@@ -203,7 +356,7 @@ func newTrainer[T Float](r *Run) (*trainer[T], int, error) {
 		st.Close()
 		return nil, 0, err
 	}
-	t := &trainer[T]{Run: r, st: st, eval: eval, best: bestVal{Step: -1, ValLoss: jsonfloat.Float(math.Inf(1))}}
+	t := &trainer[T]{Run: r, st: st, eval: eval, best: bestVal{Step: -1, ValLoss: jsonfloat.Float(math.Inf(1))}, good: -1}
 	if t.stab, err = NewStability(DefaultStabilityConfig()); err != nil {
 		t.close()
 		return nil, 0, err
@@ -216,6 +369,7 @@ func newTrainer[T Float](r *Run) (*trainer[T], int, error) {
 		t.close()
 		return nil, 0, err
 	}
+	t.good = start // Load refuses non-finite weights, and a bad validation saves no checkpoint
 	return t, start, nil
 }
 
@@ -239,6 +393,14 @@ func (t *trainer[T]) restore(ck *model.Checkpoint) (int, error) {
 		return 0, fmt.Errorf("resume: metadata %s: %w", MetaBest, err)
 	}
 	path := filepath.Join(t.Out, MetricsFile)
+	torn, err := RepairMetrics(path)
+	if err != nil {
+		return 0, fmt.Errorf("resume: %w", err)
+	}
+	if torn > 0 {
+		t.Log.Warn("the metrics log ended in a torn row (a write was cut short): truncated it after its last complete row",
+			"file", path, "bytes_removed", torn)
+	}
 	m, err := ReadMetrics(path)
 	if err != nil {
 		return 0, fmt.Errorf("resume: %w", err)
@@ -256,6 +418,11 @@ func (t *trainer[T]) restore(ck *model.Checkpoint) (int, error) {
 			kept.Eval = append(kept.Eval, row)
 		}
 	}
+	for _, row := range m.Lipschitz {
+		if row.Step <= start {
+			kept.Lipschitz = append(kept.Lipschitz, row)
+		}
+	}
 	return start, atomicfile.Write(path, func(w io.Writer) error { return kept.Write(w) })
 }
 
@@ -269,27 +436,38 @@ func (t *trainer[T]) step(s *data.Sampler[uint8], step int) (float64, float64, e
 	return t.st.Gradients(step)
 }
 
-// validate scores the first EvalBytes of the validation split, logs and records it, and
-// saves the latest checkpoint (and the best one when it improves).
-func (t *trainer[T]) validate(step int, val []uint8, metrics *MetricsWriter, began time.Time) error {
+// validate scores the first EvalBytes of the validation split, logs and records it and,
+// when the loss and the weights are finite, saves the latest checkpoint (and the best one
+// when it improves). Otherwise it saves nothing and describes what is not finite.
+func (t *trainer[T]) validate(step int, val []uint8, metrics *MetricsWriter, began time.Time) (string, error) {
 	if t.Opt.EvalBytes > 0 && len(val) > t.Opt.EvalBytes {
 		val = val[:t.Opt.EvalBytes]
 	}
 	loss, _, err := Evaluate(t.eval, val)
 	if err != nil {
-		return fmt.Errorf("validation at step %d: %w", step, err)
+		return "", fmt.Errorf("validation at step %d: %w", step, err)
 	}
 	if err := metrics.WriteEval(EvalRow{Step: step, ValLoss: loss, ElapsedS: time.Since(began).Seconds()}); err != nil {
-		return err
+		return "", err
 	}
 	t.Log.Info("validation", "step", step, "val_bpc", fmt.Sprintf("%.4f", BPC(loss)))
+	if !finite(loss) {
+		return fmt.Sprintf("validation at step %d: val loss %v", step, loss), nil
+	}
+	if bad := t.nonFiniteWeight(); bad != "" {
+		return fmt.Sprintf("validation at step %d: %s", step, bad), nil
+	}
 	if loss < float64(t.best.ValLoss) {
 		t.best = bestVal{Step: step, ValLoss: jsonfloat.Float(loss)}
 		if err := t.save(BestFile, step); err != nil {
-			return err
+			return "", err
 		}
 	}
-	return t.save(LatestFile, step)
+	if err := t.save(LatestFile, step); err != nil {
+		return "", err
+	}
+	t.good = step
+	return "", nil
 }
 
 // finalScores evaluates the final weights on the whole validation and test splits.
@@ -298,7 +476,7 @@ func (t *trainer[T]) finalScores(sum *Summary, val []uint8) error {
 	if err != nil {
 		return err
 	}
-	sum.FinalValBPC, sum.ValBytes = BPC(loss), n
+	sum.FinalValBPC, sum.ValBytes = Figure(BPC(loss)), n
 	test, err := t.Corpus.Vocab.EncodeCompact(t.Corpus.Test)
 	if err != nil {
 		return fmt.Errorf("test split: %w", err)
@@ -306,11 +484,11 @@ func (t *trainer[T]) finalScores(sum *Summary, val []uint8) error {
 	if loss, n, err = Evaluate(t.eval, test); err != nil {
 		return err
 	}
-	sum.TestBPC, sum.TestBytes = BPC(loss), n
+	sum.TestBPC, sum.TestBytes = Figure(BPC(loss)), n
 	if sum.Baselines, err = ngram.Baselines(t.Corpus.Train, t.Corpus.Test, t.Corpus.Vocab.Bytes(), BaselineOrders()); err != nil {
 		return fmt.Errorf("n-gram baselines: %w", err)
 	}
-	t.Log.Info("final", "val_bpc", fmt.Sprintf("%.4f", sum.FinalValBPC), "test_bpc", fmt.Sprintf("%.4f", sum.TestBPC),
+	t.Log.Info("final", "val_bpc", fmt.Sprintf("%.4f", float64(sum.FinalValBPC)), "test_bpc", fmt.Sprintf("%.4f", float64(sum.TestBPC)),
 		"baselines", ngram.Format(sum.Baselines))
 	return nil
 }

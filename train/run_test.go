@@ -73,8 +73,8 @@ func TestSmokeRun(t *testing.T) {
 			if !(last < first-0.3) {
 				t.Errorf("loss did not fall: first 5 steps %.3f, last 5 %.3f", first, last)
 			}
-			for _, v := range []float64{sum.FinalValBPC, sum.TestBPC, sum.BestValBPC} {
-				if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
+			for _, v := range []Figure{sum.FinalValBPC, sum.TestBPC, sum.BestValBPC} {
+				if !finite(float64(v)) || v <= 0 {
 					t.Errorf("summary has a non-finite or non-positive bpc: %+v", sum)
 				}
 			}

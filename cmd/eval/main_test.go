@@ -40,7 +40,7 @@ func TestEvalMatchesTraining(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for split, want := range map[string]float64{"test": sum.TestBPC, "valid": sum.FinalValBPC} {
+	for split, want := range map[string]float64{"test": float64(sum.TestBPC), "valid": float64(sum.FinalValBPC)} {
 		var stdout, stderr bytes.Buffer
 		if err := run(context.Background(), []string{"-ckpt", out, "-split", split, "-batch", "3", "-json"}, &stdout, &stderr); err != nil {
 			t.Fatalf("%v\n%s", err, stderr.String())

@@ -62,7 +62,7 @@ func readRow(out string, s spec) (row, error) {
 		r.status = statusNonFinite
 	default:
 		r.status = statusDone
-		r.finalVal, r.test = sum.FinalValBPC, sum.TestBPC
+		r.finalVal, r.test = float64(sum.FinalValBPC), float64(sum.TestBPC)
 	}
 	stab := sum.Stability
 	r.steps, r.diverged, r.spikes, r.maxGradNorm = sum.Steps, stab.Diverged || sum.NonFinite, stab.LossSpikes, stab.MaxGradNorm
@@ -70,7 +70,7 @@ func readRow(out string, s spec) (row, error) {
 		r.firstNonFinite = stab.FirstNonFiniteStep
 	}
 	if sum.BestStep >= 0 {
-		r.bestVal = sum.BestValBPC
+		r.bestVal = float64(sum.BestValBPC)
 	}
 	m, err := train.ReadMetrics(filepath.Join(dir, train.MetricsFile))
 	switch {

@@ -28,19 +28,64 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+	ctx, stop := notifyContext(context.Background())
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "train:", err)
-		os.Exit(1)
+	}
+	code := exitCode(ctx, err)
+	stop()
+	os.Exit(code)
+}
+
+// signalled is the cause of the cancellation of the context of run: the signal received.
+type signalled struct{ sig os.Signal }
+
+// Error names the signal.
+func (s signalled) Error() string { return s.sig.String() + " received" }
+
+// notifyContext returns a context that the first SIGINT or SIGTERM cancels with a
+// signalled cause, and a function that stops catching them.
+func notifyContext(parent context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		select {
+		case s := <-ch:
+			cancel(signalled{s})
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		cancel(nil)
 	}
 }
 
-// fixedOnResume lists the flags that define the model or the run and so
-// cannot change when a run is resumed (-steps, -out and -json can).
+// exitCode is the exit status of train after run returned err: 128 plus the number of the
+// signal that cancelled ctx (130 for SIGINT, 143 for SIGTERM, as shells report a process
+// a signal stopped), else 1 on an error and 0 on success.
+func exitCode(ctx context.Context, err error) int {
+	var s signalled
+	if errors.As(context.Cause(ctx), &s) {
+		if n, ok := s.sig.(syscall.Signal); ok {
+			return 128 + int(n)
+		}
+		return 1
+	}
+	if err != nil {
+		return 1
+	}
+	return 0
+}
+
+// fixedOnResume lists the flags that define the model or the run and so cannot change
+// when a run is resumed (-steps, -json, -sample and -certify can; -out may only name the
+// run's own directory).
 var fixedOnResume = []string{"arch", "data", "data-dir", "split", "layers", "heads", "width", "hidden", "ctx", "batch",
 	"lr", "min-lr", "warmup", "schedule", "beta1", "beta2", "weight-decay", "clip", "dropout", "norm", "lip-c",
-	"l2-bound", "l2-temp", "l2-pos-bias", "dtype", "eval-every", "eval-bytes", "seed"}
+	"tie", "balance-l2", "l2-bound", "l2-temp", "l2-pos-bias", "dtype", "eval-every", "eval-bytes", "log-lipschitz", "seed"}
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
@@ -73,6 +118,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err := check.Validate(); err != nil {
 			return err
 		}
+		if err := train.CheckLock(*out); err != nil {
+			return fmt.Errorf("-out %s: %w", *out, err)
+		}
 		if _, err := os.Stat(filepath.Join(*out, train.MetricsFile)); err == nil {
 			return fmt.Errorf("-out %s already holds a run (%s): resume it with -resume or choose another output directory", *out, train.MetricsFile)
 		}
@@ -83,7 +131,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	log := cli.Logger(stderr)
 	r := &train.Run{Out: *out, Log: log, Progress: cli.Progress(os.Stderr), Certify: *certify}
 	if *resume != "" {
-		if err := resumeRun(r, fs, *resume, opt.Steps); err != nil {
+		if err := resumeRun(r, fs, *resume, *out, opt.Steps); err != nil {
 			return err
 		}
 		opt = r.Opt
@@ -113,9 +161,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return trainErr
 }
 
-// resumeRun loads the latest checkpoint of dir into r; only -steps, -out and -json may be
-// given with -resume.
-func resumeRun(r *train.Run, fs *flag.FlagSet, dir string, steps int) error {
+// resumeRun loads the latest checkpoint of dir into r; only -steps, -json, -sample,
+// -certify and an -out naming dir itself may be given with -resume. It refuses a
+// directory another process trains in, and a run that -steps (or, without it, the run's
+// own number of steps) leaves nothing to train.
+func resumeRun(r *train.Run, fs *flag.FlagSet, dir, out string, steps int) error {
 	var fixed []string
 	fs.Visit(func(f *flag.Flag) {
 		for _, name := range fixedOnResume {
@@ -127,38 +177,83 @@ func resumeRun(r *train.Run, fs *flag.FlagSet, dir string, steps int) error {
 	if len(fixed) > 0 {
 		return fmt.Errorf("-resume continues a run with its saved settings: %s cannot change", strings.Join(fixed, ", "))
 	}
+	if trainflags.Given(fs, "out") && !sameDir(out, dir) {
+		return fmt.Errorf("-out %s with -resume %s: a resumed run continues in its own directory (leave -out out, or copy the run directory and resume the copy)", out, dir)
+	}
+	if err := train.CheckLock(dir); err != nil {
+		return fmt.Errorf("-resume %s: %w", dir, err)
+	}
+	ckPath := filepath.Join(dir, train.LatestFile)
 	var err error
-	if r.Model, r.Resume, err = model.Load(filepath.Join(dir, train.LatestFile)); err != nil {
+	if r.Model, r.Resume, err = model.Load(ckPath); err != nil {
 		return err
 	}
 	if r.Opt, err = train.TrainOptions(r.Resume); err != nil {
-		return err
+		return fmt.Errorf("%s: %w", ckPath, err)
 	}
-	if trainflags.Given(fs, "steps") {
+	at, err := r.Resume.MetaInt(train.MetaStep)
+	if err != nil {
+		return fmt.Errorf("%s: %w", ckPath, err)
+	}
+	switch {
+	case trainflags.Given(fs, "steps") && steps <= at:
+		return fmt.Errorf("-steps %d: run %s is at step %d already; -steps must exceed %d to continue it", steps, dir, at, at)
+	case trainflags.Given(fs, "steps"):
 		r.Opt.Steps = steps
+	case at >= r.Opt.Steps:
+		return fmt.Errorf("run %s finished at step %d; give -steps M > %d to continue it", dir, at, at)
 	}
 	r.Out = dir
 	return nil
 }
 
-// report prints the summary (as JSON, or as a few lines followed by a sample).
+// sameDir reports whether the paths a and b name the same directory: the same file when
+// both exist, else the same absolute path.
+func sameDir(a, b string) bool {
+	if fa, err := os.Stat(a); err == nil {
+		if fb, err := os.Stat(b); err == nil {
+			return os.SameFile(fa, fb)
+		}
+	}
+	absA, errA := filepath.Abs(a)
+	absB, errB := filepath.Abs(b)
+	return errA == nil && errB == nil && absA == absB
+}
+
+// report prints the summary (as JSON, or as a few lines followed by a sample). Figures
+// the run did not measure are said to be missing, not printed as numbers.
 func report(w io.Writer, r *train.Run, sum *train.Summary, asJSON bool, sampleLen int) error {
 	if asJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(sum)
 	}
-	fmt.Fprintf(w, "%s on %s: %d steps in %.0f s (%.0f tokens/s), %d parameters\n", sum.Model.Arch, sum.Corpus, sum.Steps, sum.Seconds, sum.TokensPerS, sum.Params)
+	var speed string
+	if sum.TokensPerS.Measured() {
+		speed = fmt.Sprintf(" (%.0f tokens/s)", float64(sum.TokensPerS))
+	}
+	fmt.Fprintf(w, "%s on %s: %d steps in %.0f s%s, %d parameters\n", sum.Model.Arch, sum.Corpus, sum.Steps, sum.Seconds, speed, sum.Params)
 	if sum.Interrupted {
 		fmt.Fprintf(w, "interrupted: resume with -resume %s\n", r.Out)
 		return nil
 	}
-	var baselines string
-	if len(sum.Baselines) > 0 {
-		baselines = "; " + ngram.Format(sum.Baselines)
+	best := "no finite periodic validation"
+	if sum.BestStep >= 0 && sum.BestValBPC.Measured() {
+		best = fmt.Sprintf("best periodic val bpc %.4f at step %d", float64(sum.BestValBPC), sum.BestStep)
 	}
-	fmt.Fprintf(w, "val bpc %.4f (%d bytes), test bpc %.4f (%d bytes%s); best periodic val bpc %.4f at step %d\n",
-		sum.FinalValBPC, sum.ValBytes, sum.TestBPC, sum.TestBytes, baselines, sum.BestValBPC, sum.BestStep)
+	switch {
+	case sum.FinalValBPC.Measured() && sum.TestBPC.Measured():
+		var baselines string
+		if len(sum.Baselines) > 0 {
+			baselines = "; " + ngram.Format(sum.Baselines)
+		}
+		fmt.Fprintf(w, "val bpc %.4f (%d bytes), test bpc %.4f (%d bytes%s); %s\n",
+			float64(sum.FinalValBPC), sum.ValBytes, float64(sum.TestBPC), sum.TestBytes, baselines, best)
+	case sum.NonFinite:
+		fmt.Fprintf(w, "stopped at a non-finite value: no final val or test bpc; %s\n", best)
+	default:
+		fmt.Fprintf(w, "no final val or test bpc; %s\n", best)
+	}
 	if c := sum.Certificate; c != nil {
 		fmt.Fprintf(w, "certified Lipschitz bound of the network (N = %d): %.4g (inf-norm), %.4g (2-norm)\n", c.N, float64(c.Inf), float64(c.Two))
 	}

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -59,10 +62,14 @@ func TestBadFlagsGiveClearErrors(t *testing.T) {
 		{[]string{"-data", filepath.Join(t.TempDir(), "missing.txt")}, "missing.txt"},
 		{[]string{"-data", data, "-split", "0.5,0.6"}, "split"},
 		{[]string{"-resume", t.TempDir(), "-lr", "1"}, "-lr cannot change"},
+		{[]string{"-resume", t.TempDir(), "-log-lipschitz", "5", "-tie=false"}, "-log-lipschitz, -tie cannot change"},
 		{[]string{"-resume", t.TempDir()}, "ckpt.safetensors"},
 	} {
 		var stdout, stderr bytes.Buffer
-		c.args = append(c.args, "-out", filepath.Join(t.TempDir(), "run"), "-steps", "2")
+		c.args = append(c.args, "-steps", "2")
+		if !slices.Contains(c.args, "-resume") { // -out with -resume may only name the run itself
+			c.args = append(c.args, "-out", filepath.Join(t.TempDir(), "run"))
+		}
 		err := run(context.Background(), c.args, &stdout, &stderr)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: error %v, want one mentioning %q", c.args, err, c.want)
@@ -81,5 +88,103 @@ func TestReportShowsBaselines(t *testing.T) {
 	want := "test bpc 3.5190 (100 bytes; bigram 3.5100, trigram 2.8200, 5-gram 2.2000); "
 	if !strings.Contains(out.String(), want) {
 		t.Errorf("report:\n%s\nwant a line with %q", out.String(), want)
+	}
+}
+
+// tinyRun trains a tiny model for steps steps into a new run directory and returns the
+// corpus and the directory.
+func tinyRun(t *testing.T, steps int) (string, string) {
+	t.Helper()
+	data, out := corpusFile(t), filepath.Join(t.TempDir(), "run")
+	args := append(tinyArgs(data, out), "-steps", fmt.Sprint(steps), "-sample", "0")
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), args, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	return data, out
+}
+
+// tinyArgs are the flags of a tiny, fast model on data, written to out.
+func tinyArgs(data, out string) []string {
+	return []string{"-data", data, "-layers", "1", "-width", "16", "-heads", "2", "-ctx", "16", "-batch", "2",
+		"-eval-every", "3", "-eval-bytes", "200", "-out", out}
+}
+
+// TestResumeRefusesAnotherOut: -out with -resume must name the run's own directory; any
+// other is refused before anything is written, as the run would not go there.
+func TestResumeRefusesAnotherOut(t *testing.T) {
+	_, out := tinyRun(t, 6)
+	before, err := os.ReadFile(filepath.Join(out, train.MetricsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := filepath.Join(t.TempDir(), "elsewhere")
+	var stdout, stderr bytes.Buffer
+	err = run(context.Background(), []string{"-resume", out, "-out", elsewhere, "-steps", "9", "-sample", "0"}, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "-out "+elsewhere) || !strings.Contains(err.Error(), "own directory") {
+		t.Errorf("-resume %s -out %s: error %v, want one refusing -out", out, elsewhere, err)
+	}
+	if after, _ := os.ReadFile(filepath.Join(out, train.MetricsFile)); !bytes.Equal(before, after) {
+		t.Errorf("the refused resume changed %s", train.MetricsFile)
+	}
+	if _, err := os.Stat(elsewhere); err == nil {
+		t.Errorf("the refused resume created %s", elsewhere)
+	}
+	if err := run(context.Background(), []string{"-resume", out, "-out", out + string(filepath.Separator), "-steps", "9", "-sample", "0"}, &stdout, &stderr); err != nil {
+		t.Errorf("-resume with -out naming the run itself: %v", err)
+	}
+}
+
+// TestResumeNeedsMoreSteps: resuming a finished run, or with -steps not above the step
+// reached, is refused with a message saying what to give, and changes nothing.
+func TestResumeNeedsMoreSteps(t *testing.T) {
+	_, out := tinyRun(t, 6)
+	files := func() [][]byte {
+		var bs [][]byte
+		for _, f := range []string{train.MetricsFile, train.SummaryFile, train.LatestFile} {
+			b, err := os.ReadFile(filepath.Join(out, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			bs = append(bs, b)
+		}
+		return bs
+	}
+	before := files()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, fmt.Sprintf("run %s finished at step 6; give -steps M > 6 to continue it", out)},
+		{[]string{"-steps", "6"}, fmt.Sprintf("-steps 6: run %s is at step 6 already; -steps must exceed 6 to continue it", out)},
+		{[]string{"-steps", "3"}, fmt.Sprintf("-steps 3: run %s is at step 6 already", out)},
+	} {
+		var stdout, stderr bytes.Buffer
+		args := append([]string{"-resume", out, "-sample", "0"}, c.args...)
+		if err := run(context.Background(), args, &stdout, &stderr); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want %q", args, err, c.want)
+		}
+	}
+	if after := files(); !slices.EqualFunc(before, after, bytes.Equal) {
+		t.Errorf("a refused resume changed the run's files")
+	}
+}
+
+// TestDivergedRunReport: a run that diverges before its first validation reports no
+// scores it did not measure and names no checkpoint it did not save.
+func TestDivergedRunReport(t *testing.T) {
+	data, out := corpusFile(t), filepath.Join(t.TempDir(), "run")
+	args := append(tinyArgs(data, out), "-lr", "1e3", "-clip", "0", "-schedule", "constant", "-warmup", "0", "-eval-every", "10",
+		"-steps", "40", "-sample", "0")
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), args, &stdout, &stderr)
+	if !errors.Is(err, train.ErrNonFinite) {
+		t.Fatalf("error %v, want ErrNonFinite\n%s", err, stderr.String())
+	}
+	if s := stdout.String(); strings.Contains(s, "(0 bytes)") || strings.Contains(s, "bpc 0.0000") || !strings.Contains(s, "no final val or test bpc") {
+		t.Errorf("report:\n%s\nwant no bpc of 0 and no 0 bytes for scores that were not measured", s)
+	}
+	if _, statErr := os.Stat(filepath.Join(out, train.LatestFile)); statErr == nil || strings.Contains(err.Error(), train.LatestFile) {
+		t.Errorf("error %q names %s (saved: %v)", err, train.LatestFile, statErr == nil)
 	}
 }

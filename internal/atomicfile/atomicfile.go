@@ -5,10 +5,13 @@ package atomicfile
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // bufferSize is the size of the buffer between write and the temporary file.
@@ -84,4 +87,33 @@ func syncDir(dir string) error {
 		return fmt.Errorf("sync directory %s: %w", dir, err)
 	}
 	return nil
+}
+
+// Temporaries returns the temporary files of Write(path, ...) in path's directory, in name order:
+// the files named "."+base+"."+digits+".partial" (os.CreateTemp's random part is decimal
+// digits), where base is the last element of path. Only a crash during Write leaves one
+// behind, so while no Write of path is in progress every one of them is stale. A missing
+// directory has none.
+func Temporaries(path string) ([]string, error) {
+	dir := filepath.Dir(path)
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("atomicfile: temporaries of %s: %w", path, err)
+	}
+	prefix, suffix := "."+filepath.Base(path)+".", ".partial"
+	var tmps []string
+	for _, e := range entries {
+		name := e.Name()
+		if !e.Type().IsRegular() || !strings.HasPrefix(name, prefix) || !strings.HasSuffix(name, suffix) ||
+			len(name) <= len(prefix)+len(suffix) {
+			continue
+		}
+		if digits := name[len(prefix) : len(name)-len(suffix)]; strings.Trim(digits, "0123456789") == "" {
+			tmps = append(tmps, filepath.Join(dir, name))
+		}
+	}
+	return tmps, nil
 }

@@ -209,3 +209,32 @@ func TestWriteUncreatableDirectory(t *testing.T) {
 		t.Error("write was called although the directory could not be created")
 	}
 }
+
+// TestTemporaries: Temporaries lists the temporary files Write creates for a path, and no
+// other file, even of a similar name.
+func TestTemporaries(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ckpt.safetensors")
+	if got, err := Temporaries(filepath.Join(dir, "missing", "x")); err != nil || len(got) != 0 {
+		t.Fatalf("Temporaries in a missing directory: %v, %v; want none", got, err)
+	}
+	// A temporary made the way Write makes one stands for one that a crash left.
+	f, err := os.CreateTemp(dir, ".ckpt.safetensors.*.partial")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	for _, name := range []string{".ckpt.safetensors.x1.partial", "ckpt.safetensors.1.partial", ".ckpt.safetensors..partial",
+		".best.safetensors.12.partial", ".ckpt.safetensors.12.partial.old", "ckpt.safetensors"} {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := Temporaries(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0] != f.Name() {
+		t.Errorf("Temporaries(%s) = %v, want [%s]", path, got, f.Name())
+	}
+}
