@@ -3,40 +3,23 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"lipformer/internal/clitest"
 	"lipformer/train"
 )
 
-// TestHelpAndExtraArguments: -h and -help print the usage alone and succeed (run returns
-// nil, on which main exits 0), and positional arguments are refused, before any work, with
-// the message every program gives.
+// TestHelpAndExtraArguments: -h and -help print the usage alone, and positional arguments
+// are refused with the message every program gives.
 func TestHelpAndExtraArguments(t *testing.T) {
-	for _, h := range []string{"-h", "-help"} {
-		var stdout, stderr bytes.Buffer
-		args := []string{h}
-		err := run(context.Background(), args, &stdout, &stderr)
-		if strings.Contains(stderr.String(), "help requested") {
-			t.Errorf("%s: stderr %q reports the help as an error", h, stderr.String())
-		}
-		if err != nil {
-			t.Errorf("%s: error %v, want none (the usage is the whole answer)", h, err)
-		}
-		if u := stderr.String(); !strings.HasPrefix(u, "Usage of train:") || !strings.Contains(u, "  -arch ") || stdout.Len() > 0 {
-			t.Errorf("%s: stdout %q, stderr %q; want the usage on stderr alone", h, stdout.String(), u)
-		}
-	}
-	var stdout, stderr bytes.Buffer
-	args := []string{"-data", "nowhere.txt", "extra"}
-	err := run(context.Background(), args, &stdout, &stderr)
-	want := `unexpected arguments ["extra"]: train takes only flags (-h lists them)`
-	if err == nil || err.Error() != want {
-		t.Errorf("%q: error %v, want %q", args, err, want)
-	}
+	clitest.HelpAndExtraArguments(t, "train", "arch", []string{"-data", "nowhere.txt"}, func(args []string, stdout, stderr io.Writer) error {
+		return run(context.Background(), args, stdout, stderr)
+	})
 }
 
 // TestFlagsAreCheckedBeforeAnyWork: a bad flag is reported before the corpus is read (here
