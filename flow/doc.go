@@ -1,5 +1,5 @@
 // Package flow inverts the residual sub-blocks of lipformer's invertible transformers
-// (SPEC section 3, after i-ResNet and Residual Flows): a sub-block y = x + g(x) whose branch
+// (docs/math.md, "Contraction and inversion"; after i-ResNet and Residual Flows): a sub-block y = x + g(x) whose branch
 // g is c-Lipschitz with c < 1 is a bijection, and x is the fixed point of x = y - g(x),
 // reached geometrically from x_0 = y by x_{k+1} = y - g(x_k) (Banach).
 //
@@ -20,7 +20,7 @@
 //
 // The invertible-dp architecture is the negative control: its attention branch is
 // normalised naively by ||W^V||_2 ||W^O||_2 and has no bound, since dot-product attention
-// is not Lipschitz (SPEC section 1). Its inversion may fail, and ErrNotConverged says so.
+// is not Lipschitz (docs/math.md, "Attention"). Its inversion may fail, and ErrNotConverged says so.
 //
 // Branches are evaluated by forward-only compiled programs over batches of B sequences of
 // T = context tokens, in float64 (convert float32 models with model.Model.WithDtype).

@@ -44,7 +44,8 @@ type Attention struct {
 	LogTemp  *Param        // (H) per-head log-temperature s of tied L2, or nil
 	Power    *AttnPower    // the power-iteration vectors of Bound BoundTok2, or nil
 	// PosBias (H, T), causal tied L2 only: head h's logit of row i, column j <= i gains
-	// PosBias[h, i-j]; nil for none. Only the token-norm bound covers it.
+	// PosBias[h, i-j]; nil for none. A contractive layer with one divides by the
+	// token2 bound: the differentiable kim and product ops take no bias.
 	PosBias *Param
 }
 
@@ -205,7 +206,7 @@ func (a *Attention) weights(g *Graph, weight func(*Param) (*G.Node, error)) (Att
 		return AttnWeights{}, fmt.Errorf("%s: contractive attention needs tied L2 and a bound length, got %v and %d", a.WQ.Name, a.Kind, a.BoundLen)
 	}
 	if w.Bias != nil && a.Bound != ops.BoundTok2 {
-		return AttnWeights{}, fmt.Errorf("%s: the %v bound does not cover a position bias; use token2", a.WQ.Name, a.Bound)
+		return AttnWeights{}, fmt.Errorf("%s: with a position bias a contractive layer divides by the token2 bound (the %v op takes no bias)", a.WQ.Name, a.Bound)
 	}
 	switch a.Bound {
 	case ops.BoundProduct:
@@ -328,7 +329,7 @@ func (a *Attention) scale(wq, wv []*mat.Dense, wo *mat.Dense) (float64, error) {
 		return 1, nil
 	}
 	if a.PosBias != nil && a.Bound != ops.BoundTok2 {
-		return 0, fmt.Errorf("%s: the %v bound does not cover a position bias; use token2", a.WQ.Name, a.Bound)
+		return 0, fmt.Errorf("%s: with a position bias a contractive layer divides by the token2 bound (the %v op takes no bias)", a.WQ.Name, a.Bound)
 	}
 	var ub float64
 	var err error

@@ -85,11 +85,7 @@ func (a *Attention) tok2Estimate() (float64, error) {
 	}
 	sum := 0.0
 	for h := range a.Heads {
-		k := lipschitz.IdentityL2LipTok2(a.BoundLen)
-		if bias != nil {
-			k = 1 + 4*lipschitz.LambertW0(lipschitz.BiasMass(bias[h], a.BoundLen)/math.E)
-		}
-		s := k * mat.Inner(mat.NewVecDense(dim, uq[h*dim:(h+1)*dim]), wq[h], mat.NewVecDense(d, vq[h*d:(h+1)*d]))
+		s := lipschitz.HeadConstTok2(bias, h, a.BoundLen) * mat.Inner(mat.NewVecDense(dim, uq[h*dim:(h+1)*dim]), wq[h], mat.NewVecDense(d, vq[h*d:(h+1)*d]))
 		sum += s * s
 	}
 	sigma := mat.Inner(mat.NewVecDense(dim, a.Power.UN.Float64s()), lipschitz.StackedN(wq, wv, wo), mat.NewVecDense(dim, a.Power.VN.Float64s()))

@@ -9,7 +9,7 @@ import (
 )
 
 // L2MHABoundInf returns the inf-norm Lipschitz upper bound of tied L2
-// multihead attention on sequences of n tokens (SPEC section 2, Kim et al.
+// multihead attention on sequences of n tokens (docs/math.md; Kim et al.
 // 2021, Thm 3.2):
 //
 //	(4 phi^{-1}(n-1) + 1/sqrt(d)) * ||W^O^T||_inf

@@ -38,12 +38,7 @@ func L2MHABoundInfProductBiased(n int, wq, wv []*mat.Dense, wo *mat.Dense, bias 
 	stacked := StackedN(wq, wv, wo)
 	cols := make([]float64, dim) // sum_h k_h a_h sum_r |N_h[r, e]| per output column e
 	for h := range wq {
-		a := NormInf(wq[h].T())
-		if bias != nil {
-			a *= 4*math.Sqrt(float64(d))*LambertW0(BiasMass(bias[h], n)/math.E) + 1
-		} else {
-			a *= IdentityL2LipInf(n, d)
-		}
+		a := HeadConstInf(bias, h, n, d) * NormInf(wq[h].T())
 		for e := range dim {
 			s := 0.0
 			for r := range d {

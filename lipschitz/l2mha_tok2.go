@@ -39,11 +39,7 @@ func L2MHABoundTok2Biased(n int, wq, wv []*mat.Dense, wo *mat.Dense, bias [][]fl
 	}
 	sum := 0.0
 	for h := range wq {
-		k := IdentityL2LipTok2(n)
-		if bias != nil {
-			k = 1 + 4*LambertW0(BiasMass(bias[h], n)/math.E)
-		}
-		q := k * Norm2(wq[h])
+		q := HeadConstTok2(bias, h, n) * Norm2(wq[h])
 		sum += q * q
 	}
 	bound := math.Sqrt(sum) * Norm2(StackedN(wq, wv, wo))
@@ -79,6 +75,27 @@ func checkBias(bias [][]float64, heads, n int) error {
 	}
 	return nil
 }
+
+// HeadConstTok2 is head h's token-norm constant 1 + 4 phi^{-1}(S_h) on n tokens: S_h =
+// BiasMass(bias[h], n), or n - 1 when bias is nil (IdentityL2LipTok2).
+func HeadConstTok2(bias [][]float64, h, n int) float64 {
+	if bias == nil {
+		return IdentityL2LipTok2(n)
+	}
+	return 1 + 4*PhiInvOf(BiasMass(bias[h], n))
+}
+
+// HeadConstInf is head h's inf-norm constant 4 sqrt(d) phi^{-1}(S_h) + 1 on n tokens of
+// width d, S_h as for HeadConstTok2 (IdentityL2LipInf without a bias).
+func HeadConstInf(bias [][]float64, h, n, d int) float64 {
+	if bias == nil {
+		return IdentityL2LipInf(n, d)
+	}
+	return 4*math.Sqrt(float64(d))*PhiInvOf(BiasMass(bias[h], n)) + 1
+}
+
+// PhiInvOf is phi^{-1}(s) = W_0(s / e), s >= 0: PhiInv(n) is PhiInvOf(n - 1).
+func PhiInvOf(s float64) float64 { return LambertW0(s / math.E) }
 
 // BiasMass is S = sum_{delta=1}^{n-1} exp(b[delta] - b[0]), the weight a position bias b
 // gives the other tokens of a row of n against the token itself, at equal distances: with

@@ -103,7 +103,7 @@ func (c Config) Validate() error {
 		bad("l2_pos_bias: arch %s has no tied L2 attention", c.Arch)
 	}
 	if form, _ := c.boundForm(); c.L2PosBias && c.contraction() > 0 && form != ops.BoundTok2 {
-		bad("l2_pos_bias with l2_bound %q: only the token2 bound covers a position bias", c.L2Bound)
+		bad("l2_pos_bias with l2_bound %q: a contractive layer with a position bias divides by the token2 bound", c.L2Bound)
 	}
 	if _, err := c.dtype(); err != nil {
 		bad("%v", err)

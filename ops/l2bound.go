@@ -10,7 +10,7 @@ import (
 )
 
 // L2BoundInf is the inf-norm Lipschitz upper bound of tied L2 multihead attention on
-// sequences of n tokens (SPEC section 2), as a differentiable scalar of the weights wq, wv
+// sequences of n tokens (docs/math.md, "Kim et al.'s inf-norm bound"), as a differentiable scalar of the weights wq, wv
 // and wo (D, D), head h in columns h*d..(h+1)*d:
 //
 //	(4 phiInv + 1/sqrt(d)) * ||W^O^T||_inf * max_h(||W^{Q,h}||_inf ||W^{Q,h}^T||_inf) * max_h ||W^{V,h}^T||_inf

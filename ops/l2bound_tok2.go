@@ -203,16 +203,16 @@ func tok2Factors[T Float](wq, wv, wo, uq, vq, un, vn, bias []T, d, heads, n int)
 	hd := d / heads
 	b := tok2Bound[T]{wq: wq, wv: wv, wo: wo, uq: uq, vq: vq, un: un, vn: vn, bias: bias, d: d, hd: hd, n: n,
 		k: make([]float64, heads), mass: make([]float64, heads), m: make([]float64, heads*hd*hd), s: make([]float64, heads)}
+	row := make([]float64, n)
 	for h := range heads {
 		b.mass[h] = float64(n - 1)
 		if bias != nil {
-			row := bias[h*len(bias)/heads:]
-			b.mass[h] = 0
-			for _, v := range row[1:n] {
-				b.mass[h] += math.Exp(float64(v) - float64(row[0]))
+			for i, v := range bias[h*len(bias)/heads:][:n] {
+				row[i] = float64(v)
 			}
+			b.mass[h] = lipschitz.BiasMass(row, n)
 		}
-		b.k[h] = 1 + 4*lipschitz.LambertW0(b.mass[h]/math.E)
+		b.k[h] = 1 + 4*lipschitz.PhiInvOf(b.mass[h])
 	}
 	inv := 1 / math.Sqrt(float64(hd))
 	ov := make([]float64, d) // W^O vn
@@ -268,7 +268,7 @@ func (b tok2Bound[T]) grad(out []T, part int, g float64) {
 		}
 		t := len(b.bias) / len(b.s)
 		for h := range b.s {
-			w := lipschitz.LambertW0(b.mass[h] / math.E)
+			w := lipschitz.PhiInvOf(b.mass[h])
 			x := b.mass[h] / math.E
 			dk := 4 / math.E // the limit of W_0'(x) at x = 0 is 1
 			if x > 0 {

@@ -132,7 +132,6 @@ func (a *Adam[T]) Step(lr float64) error {
 		oneMinusB1: T(1 - a.cfg.Beta1),
 		beta2:      T(a.cfg.Beta2),
 		oneMinusB2: T(1 - a.cfg.Beta2),
-		stepSize:   T(lr / bc1),
 		invRootBc2: T(1 / math.Sqrt(bc2)),
 		eps:        T(a.cfg.Eps),
 	}

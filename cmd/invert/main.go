@@ -1,16 +1,16 @@
 // Command invert loads a checkpoint of an invertible architecture (invertible-l2, or the
 // negative control invertible-dp) and inverts its residual sub-blocks by fixed-point
-// iteration (SPEC section 3), each in its own norm (see package flow), on three kinds of
+// iteration (docs/math.md, "Contraction and inversion"), each in its own norm (see package flow), on three kinds of
 // input:
 //   - data: the hidden states of the first -batch windows of a split of the checkpoint's
 //     corpus; the whole stack is inverted from its output, the last sub-block first, and
 //     each sub-block's reconstruction is compared with its true input;
-//   - adversarial: the construction of SPEC section 1 (a zero last token among tokens
+//   - adversarial: the construction that makes dp unbounded (a zero last token among tokens
 //     spread along one direction) at each -spread, put at every sub-block's input;
 //   - random: N(0, spread^2) entries at each -spread, likewise.
 //
 // It runs in float64 whatever the checkpoint's dtype, after -power-iters steps of power
-// iteration on every spectrally normalised weight. An inversion fails when it does not
+// iteration on every spectrally normalised weight and token-norm attention bound. An inversion fails when it does not
 // converge within -max-iter iterations, or converges to another preimage (reconstruction
 // error above -max-error). The exit status is 1 when a sub-block with a certified
 // Lipschitz constant fails (a bug: every sub-block of invertible-l2, the MLPs of
@@ -75,7 +75,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.Float64Var(&c.tol, "tol", 1e-10, "stop when a step is at most this, in the sub-block's norm")
 	fs.IntVar(&c.maxIter, "max-iter", 500, "fixed-point iterations at most")
 	fs.Float64Var(&c.maxError, "max-error", 1e-6, "a converged inversion with a larger reconstruction error found another preimage: a failure")
-	fs.IntVar(&c.powerIters, "power-iters", 100, "power-iteration steps on every spectrally normalised weight before inverting")
+	fs.IntVar(&c.powerIters, "power-iters", 100, "power-iteration steps on every spectrally normalised weight and token-norm attention bound before inverting")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of the adversarial and random inputs")
 	fs.BoolVar(&c.json, "json", false, "write one JSON object per sub-block and input to stdout (the human table goes to stderr)")
 	fs.StringVar(&c.plot, "plot", "", "plot the reconstruction error against the iteration to this .png, .svg or .pdf file")

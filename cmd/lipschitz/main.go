@@ -1,6 +1,6 @@
 // Command lipschitz certifies trained models and measures empirical lower bounds on the Lipschitz constant
 // of multihead attention and compares them with the upper bounds of Kim et
-// al. (2021, Thm 3.2), reproducing their section 5.1 (SPEC sections 1 and 2).
+// al. (2021, Thm 3.2), reproducing their section 5.1 (docs/math.md).
 //
 // For each sequence length N (and box radius R) it maximises ||J(X)||_p, the
 // norm of the exact (ND, ND) Jacobian of the layer, over inputs X by Adam
@@ -8,7 +8,7 @@
 // lipschitz/search); the best value met is a lower bound on Lip_p. For tied
 // L2 attention it also reports the upper bound (package lipschitz:
 // L2MHABoundInf for -norm inf, the corrected L2MHABound2 for -norm 2, and
-// SPEC's 2-norm formula as stated next to it) and their ratio.
+// the 2-norm formula as [K] state it next to it) and their ratio.
 //
 // Defaults reproduce Kim et al. 5.1: L2 attention, D = H = 1, unit weights
 // (W^Q = W^V = W^O = 1), N from 2 to 1000 on a log grid, 50 random starts per
@@ -33,20 +33,21 @@
 // As a check on the search, every record also holds the best value over
 // two-cluster inputs (one token 0, the others alternately +t and -t, t up to
 // R in a box, else 10, scanned and refined): for dot-product attention at
-// t = R that is SPEC section 1's construction; for D = H = 1 L2 attention it
+// t = R that is dp's unbounded construction (docs/math.md, "Attention"); for D = H = 1 L2 attention it
 // reaches about 4 W_0((N-1)/e) + 1 - 2W/(W+1), within 2 of the upper bound.
 //
 // The human table and the fits (lower bound against W_0((N-1)/e) and
 // log N - log log N; growth exponents in R) go to stdout, or to stderr with
 // -json, which writes one JSON object per (N, R) to stdout instead.
 //
-// With -ckpt it instead prints the certificate of a trained model: the certified inf- and
-// 2-norm Lipschitz constants of every residual sub-block, the final LayerNorm and the head
-// (from the current weights, N = the model's context), and their product, an upper bound
-// for the map from the embedded sequence to the logits; dot-product attention and LayerNorm
-// factors are marked.
+// With -ckpt it instead prints the certificate of a trained model: the certified inf-norm,
+// 2-norm and token-norm Lipschitz constants of every residual sub-block, the final
+// LayerNorm and the head (from the current weights, N = the model's context), and their
+// product, an upper bound for the map from the embedded sequence to the logits; then every
+// tied L2 attention layer's bounds, contractive scale and certified constants, and with
+// -search-n N searched lower bounds on N tokens and the looseness certified / lower.
 //
-//	lipschitz -ckpt out/run [-json]
+//	lipschitz -ckpt out/run [-search-n 8] [-json]
 //	lipschitz -json -csv docs/lipschitz_l2.csv -plot docs/lipschitz_l2.png > docs/lipschitz_l2.jsonl
 //	lipschitz -attn dp -n 2,8,32,128 -steps 2000 -json -plot docs/lipschitz_dp.png > docs/lipschitz_dp.jsonl
 package main

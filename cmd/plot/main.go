@@ -44,7 +44,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	logY := fs.Bool("logy", false, "logarithmic y axis")
 	out := fs.String("out", "curves.png", "output file; its extension picks the format: "+strings.Join(plotting.Formats(), ", "))
 	title := fs.String("title", "", "chart title (default: the metric)")
-	baselines := fs.Bool("baselines", false, "draw the byte n-gram baselines of the first run's summary (test split bpc) as horizontal lines")
+	baselines := fs.Bool("baselines", false, "draw the byte n-gram baselines (test split bpc) of the first run whose summary has them as horizontal lines")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}

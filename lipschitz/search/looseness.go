@@ -19,7 +19,7 @@ type LowerBounds struct {
 
 // LayerLowerBounds searches the inputs of a float64 attention layer on n tokens: o.Starts
 // starts of o.Steps Adam steps maximising ||J||_inf, the same maximising ||J||_2, and the
-// token norm of J at every input they end at. o.Norm is ignored.
+// token norm of J at the best input of each. o.Norm is ignored.
 func LayerLowerBounds(a *layers.Attention, n int, o Options) (LowerBounds, error) {
 	m, err := NewGraphMap(a, n, 0)
 	if err != nil {
