@@ -9,13 +9,13 @@ import (
 
 // sharedDataPath is the folder of real corpora next to the repository root.
 // Tests that read it are skipped when it is absent.
-const sharedDataPath = "../../shared/data"
+const sharedDataPath = "../DATA"
 
 func sharedData(t *testing.T) string {
 	t.Helper()
 	dir := filepath.FromSlash(sharedDataPath)
 	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("real corpora not available (%v): this opt-in test reads ../shared/data relative to the repository root", err)
+		t.Skipf("real corpora not available (%v): this opt-in test reads DATA relative to the repository root", err)
 	}
 	return dir
 }

@@ -1,10 +1,10 @@
 // Package expressive studies the expressive power of self-attention matrices after
 // Likhosherstov, Choromanski and Weller (2021), "On the Expressive Power of Self-Attention
-// Matrices" (SPEC section 5): a self-attention module with fixed parameters can approximate
+// Matrices" (docs/math.md, "Expressive power of attention matrices"): a self-attention module with fixed parameters can approximate
 // any sparse nonnegative attention pattern by changing only its input.
 //
 // The package provides random k-sparse targets (target.go), the precision measures of
-// SPEC section 5 (precision.go), the attention matrix of a fixed module (module.go), two
+// docs/math.md, "Expressive power of attention matrices" (precision.go), the attention matrix of a fixed module (module.go), two
 // methods that realise a target with a module of head width d (jl.go: the constructive
 // Johnson-Lindenstrauss algorithm; gd.go: gradient descent on the input of a random
 // module), a search for the smallest d reaching a success rate (search.go, cell.go) and

@@ -12,7 +12,7 @@ import (
 
 // GDOptions configures the gd method.
 type GDOptions struct {
-	Eps          float64 // precision of SPEC section 5, 0 < Eps < 1
+	Eps          float64 // precision (docs/math.md, Expressive power of attention matrices), 0 < Eps < 1
 	MaxIter      int     // Adam steps before giving up on a target, >= 1
 	LearningRate float64 // Adam step size, > 0
 }

@@ -9,7 +9,7 @@ import (
 
 // Module is a single-head self-attention module with fixed parameters: for an input X of
 // width n its attention matrix is softmax_rows(X W_Q W_K^T X^T). There is no 1/sqrt(d)
-// scale (SPEC section 5); it would only rescale the input.
+// scale (docs/math.md, "Expressive power of attention matrices"); it would only rescale the input.
 type Module struct {
 	WQ *mat.Dense // (n, d)
 	WK *mat.Dense // (n, d)

@@ -9,7 +9,7 @@ import (
 	"lipformer/ops"
 )
 
-// RowPrecision holds the two precision measures of SPEC section 5 for one row i with
+// RowPrecision holds the two precision measures of docs/math.md, "Expressive power of attention matrices" for one row i with
 // support S_i, in log form:
 //
 //	LogRatio = max_{j, j' in S_i} |log(M_ij / M_ij') - log(A_ij / A_ij')|
@@ -44,7 +44,7 @@ func (p Precision) RatioErr() float64 { return math.Expm1(p.LogRatio) }
 // in the same row.
 func (p Precision) Leak() float64 { return math.Exp(p.LogLeak) }
 
-// Success reports whether both conditions of SPEC section 5 hold at precision eps:
+// Success reports whether both conditions of docs/math.md, "Expressive power of attention matrices" hold at precision eps:
 // LogRatio <= log(1 + eps) and LogLeak <= log(eps).
 func (p Precision) Success(eps float64) bool {
 	return p.LogRatio <= math.Log1p(eps) && p.LogLeak <= math.Log(eps)

@@ -24,7 +24,7 @@ type DResult struct {
 	Trials    int     // targets evaluated (fewer than asked when decided early)
 	Rate      float64 // Successes / Trials
 	Pass      bool    // the success rate over all asked targets reaches 1 - delta
-	// Worst precision over the evaluated targets, in log form (SPEC section 5).
+	// Worst precision over the evaluated targets, in log form (docs/math.md, "Expressive power of attention matrices").
 	MaxLogRatio float64
 	MaxLogLeak  float64
 	// MaxAbsLogit is the largest |z_ij| of the logits over the evaluated targets.

@@ -28,7 +28,7 @@ func Embed(m *model.Model, ids []int) ([]float64, error) {
 	return x, nil
 }
 
-// Adversarial returns B sequences of T tokens of width D built as in SPEC section 1: the
+// Adversarial returns B sequences of T tokens of width D built as in docs/math.md, "Attention": the
 // last token is 0 and token j < T-1 is spread * t_j * w, with t_j ~ N(0, 1) and, for each
 // sequence, a direction w of N(0, 1) entries (so that entries have the scale of Random's
 // at the same spread), drawn from seed. Under dp attention the last token's

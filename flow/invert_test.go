@@ -49,7 +49,7 @@ func TestInvertibleL2SubBlocksInvert(t *testing.T) {
 }
 
 // TestDPControlFailsOnAdversarialInputs: the attention sub-blocks of invertible-dp, whose
-// naive constant claims contraction (c = 0.9), invert the SPEC section 1 input at spread 1
+// naive constant claims contraction (c = 0.9), invert the docs/math.md, "Attention" input at spread 1
 // but fail to converge from spread 10 on, where the measured Jacobian inf-norm of their
 // branch exceeds 1 and grows quadratically with the spread; the MLP sub-blocks invert
 // everything.

@@ -18,7 +18,7 @@ import (
 
 var kinds = []ops.AttentionKind{ops.DotProduct, ops.L2, ops.L2Untied}
 
-// refAttention runs the plain-Go layer of SPEC sections 1-2 on every sequence of x.
+// refAttention runs the plain-Go layer of docs/math.md, "Attention" on every sequence of x.
 func refAttention(t *testing.T, a *Attention, x [][]float64, seqLen int) [][]float64 {
 	t.Helper()
 	split := func(p *Param) []*mat.Dense {
@@ -97,7 +97,7 @@ func TestDPAttentionHasNoBound(t *testing.T) {
 }
 
 // TestL2AttentionBoundHolds: for random L2-MHA weights (D = 8, H = 2, N = 16, full and
-// causal, query weights of two scales: SPEC's literal 2-norm formula fails for large
+// causal, query weights of two scales: [K]'s literal 2-norm formula fails for large
 // ones), the exact Jacobian of the layer's graph at 100 random inputs (of scales 0.1 to
 // 10) has inf-norm and 2-norm below the layer's bounds.
 func TestL2AttentionBoundHolds(t *testing.T) {
@@ -258,7 +258,7 @@ func TestContractiveAttentionIsContractive(t *testing.T) {
 }
 
 // TestL2BoundHoldsAtTheCounterexample: D = H = 1, N = 2, W^Q = 4, W^V = W^O = 1 at X = 0
-// has ||J||_2 = 16 exactly, above SPEC's formula as stated (11.96); the layer's 2-norm bound
+// has ||J||_2 = 16 exactly, above [K]'s formula as stated (11.96); the layer's 2-norm bound
 // must hold there.
 func TestL2BoundHoldsAtTheCounterexample(t *testing.T) {
 	a, err := NewAttention("attn", ops.L2, 1, 1, false, 1, 1, tensor.Float64, rng(1))

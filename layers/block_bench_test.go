@@ -10,7 +10,7 @@ import (
 )
 
 // BenchmarkBlockStep times one pre-LN block's forward and backward pass in float32 at
-// GORGONIA.md's configuration: batch 16, context 128, width 256, 4 heads, MLP 1024, under
+// docs/gorgonia.md's configuration: batch 16, context 128, width 256, 4 heads, MLP 1024, under
 // a cross-entropy loss. It reports tokens/s and GFLOP/s counted as 3x the forward pass's
 // matrix-product FLOPs; B/op is what a step allocates after the warm-up (every op reuses
 // its output, so only Gorgonia's bookkeeping, tens of kB, remains).

@@ -27,7 +27,7 @@ func (ln *LayerNorm) Forward(g *Graph, x *G.Node) (*G.Node, error) {
 	return ops.LayerNorm(x, g.Node(ln.Gain), g.Node(ln.Bias), ln.Eps)
 }
 
-// Lipschitz2 is max|gain| / sqrt(eps), attained at constant inputs (SPEC section 2).
+// Lipschitz2 is max|gain| / sqrt(eps), attained at constant inputs (docs/math.md, "Bounds of tied L2 attention").
 func (ln *LayerNorm) Lipschitz2() (float64, error) {
 	return lipschitz.LayerNormLip2(ln.Gain.Float64s(), ln.Eps)
 }

@@ -9,7 +9,7 @@ import (
 	"lipformer/ops"
 )
 
-// SpectralMLP is the branch of an invertible MLP sub-block (SPEC section 3):
+// SpectralMLP is the branch of an invertible MLP sub-block (docs/math.md, "Contraction and inversion"):
 // g(x) = ELU(x W1/sigma1 + b1) (c W2/sigma2) + b2, each weight divided by its spectral
 // norm estimate, a 1-Lipschitz activation, times c. It acts on each token alone and is
 // C ||W1||_2/sigma1 ||W2||_2/sigma2-Lipschitz (about c) in the token's 2-norm.

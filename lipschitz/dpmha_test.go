@@ -9,7 +9,7 @@ import (
 	"lipformer/internal/ref"
 )
 
-// SPEC section 1's construction, the reason for ErrNotLipschitz: with
+// docs/math.md's ("Attention") construction, the reason for ErrNotLipschitz: with
 // D = H = 1, unit weights (a = 1) and x_0 = 0, row 0 of P is uniform and
 // dF_0/dx_0 = P_00 + a Var_{P_0}(x), which grows quadratically as the other
 // tokens spread.

@@ -7,7 +7,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// HeadSlices splits a full projection matrix w, (D, D) in SPEC's layout, into
+// HeadSlices splits a full projection matrix w, (D, D) in docs/math.md's layout, into
 // its heads: head h is the column block h*d..(h+1)*d with d = D/heads, a
 // (D, d) matrix. The blocks are copies, independent of w. Any (R, C) matrix
 // with C divisible by heads is accepted.

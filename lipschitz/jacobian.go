@@ -15,7 +15,7 @@ import (
 // smooth float64 maps of O(1) scale. x is not modified.
 //
 // For a map of sequences, pass f on vec(X) (row-major, index i*D+k) so that
-// the result is SPEC's (ND, ND) Jacobian. It returns an error if x is empty,
+// the result is docs/math.md's (ND, ND) Jacobian. It returns an error if x is empty,
 // h is not a finite positive number, f returns nothing or a length that
 // changes between calls.
 func Jacobian(f func(x []float64) []float64, x []float64, h float64) (*mat.Dense, error) {

@@ -32,7 +32,7 @@ func L2MHABoundInf(n int, wq, wv []*mat.Dense, wo *mat.Dense) (float64, error) {
 }
 
 // L2MHABound2AsStated evaluates the 2-norm "bound" of tied L2 multihead attention
-// exactly as SPEC section 2 states it (our reading of Kim et al. 2021, Thm 3.2):
+// exactly as docs/math.md, "Bounds of tied L2 attention" states it (our reading of Kim et al. 2021, Thm 3.2):
 //
 //	sqrt(n/d) * (4 phi^{-1}(n-1) + 1)
 //	  * sqrt( sum_h ||W^{Q,h}||_2^2 ||W^{V,h}||_2^2 ) * ||W^O||_2
@@ -51,7 +51,7 @@ func L2MHABound2AsStated(n int, wq, wv []*mat.Dense, wo *mat.Dense) (float64, er
 }
 
 // L2MHABound2 returns the 2-norm Lipschitz upper bound of tied L2 multihead
-// attention on sequences of n tokens: SPEC section 2's formula with each
+// attention on sequences of n tokens: docs/math.md's formula with each
 // ||W^{Q,h}||_2 squared, the form that scales correctly with W^Q:
 //
 //	sqrt(n/d) * (4 phi^{-1}(n-1) + 1)
@@ -59,7 +59,7 @@ func L2MHABound2AsStated(n int, wq, wv []*mat.Dense, wo *mat.Dense) (float64, er
 //
 // It follows from writing head h as g(X W^{Q,h}) (W^{Q,h})^T W^{V,h} / sqrt(d),
 // with g(Y) = P(Y) Y the L2 attention of identity weights, and is tight for
-// n = 1, D = H = 1. It corrects SPEC section 2 (see L2MHABound2AsStated); the
+// n = 1, D = H = 1. It corrects docs/math.md, "Bounds of tied L2 attention" (see L2MHABound2AsStated); the
 // correction is checked numerically, not proved here. The arguments are as for
 // L2MHABoundInf.
 func L2MHABound2(n int, wq, wv []*mat.Dense, wo *mat.Dense) (float64, error) {

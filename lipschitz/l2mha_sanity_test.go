@@ -67,7 +67,7 @@ func l2Map(t *testing.T, n int, w l2Weights, causal bool) func([]float64) []floa
 type ratios struct{ inf, spec2, corrected2 float64 }
 
 // check measures ||J||_inf and ||J||_2 of f at x, fails t if one exceeds the
-// inf-norm bound or a 2-norm bound (SPEC's, if checkSpec2, and the corrected
+// inf-norm bound or a 2-norm bound (docs/math.md's, if checkSpec2, and the corrected
 // one), records the ratios and returns the two norms.
 func (r *ratios) check(t *testing.T, f func([]float64) []float64, x []float64, b l2Bounds, checkSpec2 bool, what string) (inf, two float64) {
 	t.Helper()
@@ -77,7 +77,7 @@ func (r *ratios) check(t *testing.T, f func([]float64) []float64, x []float64, b
 	r.spec2 = math.Max(r.spec2, two/b.spec2)
 	r.corrected2 = math.Max(r.corrected2, two/b.corrected2)
 	if inf > b.inf || two > b.corrected2 || (checkSpec2 && two > b.spec2) {
-		t.Errorf("%s: ||J||_inf = %.6g (bound %.6g), ||J||_2 = %.6g (SPEC bound %.6g, corrected %.6g)\nx = %v",
+		t.Errorf("%s: ||J||_inf = %.6g (bound %.6g), ||J||_2 = %.6g (stated bound %.6g, corrected %.6g)\nx = %v",
 			what, inf, b.inf, two, b.spec2, b.corrected2, x)
 	}
 	return inf, two
@@ -101,7 +101,7 @@ func TestL2MHABoundsHoldAtRandomInputs(t *testing.T) {
 			if t.Failed() {
 				t.Fatalf("weights:\n%v", w)
 			}
-			t.Logf("N=%d D=%d H=%d weight scale %v causal %-5v: largest measured/bound: inf %.4f, 2 (SPEC) %.4f, 2 (corrected) %.4f",
+			t.Logf("N=%d D=%d H=%d weight scale %v causal %-5v: largest measured/bound: inf %.4f, 2 (as stated) %.4f, 2 (corrected) %.4f",
 				n, dim, heads, scale, causal, r.inf, r.spec2, r.corrected2)
 		}
 	}
@@ -147,19 +147,19 @@ func TestL2MHABoundsD1UnitWeights(t *testing.T) {
 				})
 			}
 		}
-		t.Logf("N=%d D=H=1 unit weights causal %-5v: largest measured/bound: inf %.4f, 2 (SPEC) %.4f, 2 (corrected) %.4f",
+		t.Logf("N=%d D=H=1 unit weights causal %-5v: largest measured/bound: inf %.4f, 2 (as stated) %.4f, 2 (corrected) %.4f",
 			n, causal, r.inf, r.spec2, r.corrected2)
 	}
 }
 
-// A finding, not a property to keep: SPEC's 2-norm bound, linear in the scale
+// A finding, not a property to keep: [K]'s 2-norm bound, linear in the scale
 // of W^Q, is exceeded once the query weights are large, while the corrected
 // bound and the inf-norm bound hold. At X = 0 the attention is uniform and
 // J = P(0) (x) M^T with M = [A_1 W^{V,1}, ..., A_H W^{V,H}] W^O, quadratic in
-// W^Q. If SPEC's formula is fixed, this test must change with it.
+// W^Q. If [K]'s formula is fixed, this test must change with it.
 func TestL2MHABound2SPECFailsForLargeQueries(t *testing.T) {
 	// D = H = 1, N = 2, W^Q = 4, W^V = W^O = 1: J(0) = 16 P(0), ||J(0)||_2 = 16,
-	// while SPEC's bound is sqrt(2) (4 W_0(1/e) + 1) 4, about 11.96.
+	// while [K]'s bound is sqrt(2) (4 W_0(1/e) + 1) 4, about 11.96.
 	one := mat.NewDense(1, 1, []float64{1})
 	small := l2Weights{wq: []*mat.Dense{mat.NewDense(1, 1, []float64{4})}, wv: []*mat.Dense{one}, wo: one}
 	rng := rand.New(rand.NewPCG(7, 7))
@@ -176,12 +176,12 @@ func TestL2MHABound2SPECFailsForLargeQueries(t *testing.T) {
 		var r ratios
 		r.check(t, f, make([]float64, c.n*dim), b, false, c.name+" at X = 0")
 		if !(r.spec2 > 1) {
-			t.Errorf("%s: ||J(0)||_2 / SPEC bound = %.4f, expected above 1", c.name, r.spec2)
+			t.Errorf("%s: ||J(0)||_2 / stated bound = %.4f, expected above 1", c.name, r.spec2)
 		}
 		for range 20 {
 			r.check(t, f, randVec(rng, c.n*dim, math.Pow(10, -2+2*rng.Float64())), b, false, c.name)
 		}
-		t.Logf("%s: largest measured/bound: inf %.4f, 2 (SPEC) %.4f, 2 (corrected) %.4f", c.name, r.inf, r.spec2, r.corrected2)
+		t.Logf("%s: largest measured/bound: inf %.4f, 2 (as stated) %.4f, 2 (corrected) %.4f", c.name, r.inf, r.spec2, r.corrected2)
 	}
 }
 

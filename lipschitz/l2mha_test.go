@@ -39,7 +39,7 @@ func TestL2MHABoundsIdentityWeights(t *testing.T) {
 			}
 			want := math.Sqrt(float64(n)/d) * (4*w + 1) * math.Sqrt(float64(c.heads))
 			for name, bound := range map[string]func(int, []*mat.Dense, []*mat.Dense, *mat.Dense) (float64, error){
-				"SPEC": L2MHABound2AsStated, "corrected": L2MHABound2,
+				"as stated": L2MHABound2AsStated, "corrected": L2MHABound2,
 			} {
 				two, err := bound(n, wq, wv, wo)
 				if err != nil {
@@ -55,7 +55,7 @@ func TestL2MHABoundsIdentityWeights(t *testing.T) {
 
 // Scaling W^Q by a, W^V by b and W^O by c scales the Lipschitz constant of
 // L2-MHA by a^2 |b c| (F(X) becomes a b c F(a X)). The inf-norm bound and the
-// corrected 2-norm bound scale the same way; SPEC's 2-norm bound, transcribed
+// corrected 2-norm bound scale the same way; [K]'s 2-norm bound, transcribed
 // literally, only by |a b c|.
 func TestL2MHABoundsScaling(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))
@@ -72,7 +72,7 @@ func TestL2MHABoundsScaling(t *testing.T) {
 	}{
 		{"inf", L2MHABoundInf, a * a * math.Abs(b*c)},
 		{"2 corrected", L2MHABound2, a * a * math.Abs(b*c)},
-		{"2 SPEC", L2MHABound2AsStated, math.Abs(a * b * c)},
+		{"2 as stated", L2MHABound2AsStated, math.Abs(a * b * c)},
 	} {
 		base, err := tc.bound(10, wq, wv, wo)
 		if err != nil {

@@ -57,7 +57,7 @@ func lambertStart(x float64) float64 {
 
 // PhiInv returns phi^{-1}(n-1) = W_0((n-1)/e), the inverse of
 // phi(x) = x e^{x+1} evaluated at n-1, for a sequence of n >= 1 tokens. It is
-// the N-dependent factor of the L2 attention bounds (SPEC section 2).
+// the N-dependent factor of the L2 attention bounds (docs/math.md, "Bounds of tied L2 attention").
 //
 // Note the argument n-1, not n: PhiInv(n) is W_0((n-1)/e), the exact form of
 // Kim et al.'s theorem, not the W_0(n/e) some papers quote. PhiInv(1) = 0.

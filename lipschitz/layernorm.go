@@ -8,7 +8,7 @@ import (
 
 // LayerNormLip2 returns the exact 2-norm Lipschitz constant of a LayerNorm
 // over D = len(gamma) features with scale gamma and variance offset eps
-// (SPEC section 2): max_k |gamma_k| / sqrt(eps). It is the supremum of the
+// (docs/math.md, "Bounds of tied L2 attention"): max_k |gamma_k| / sqrt(eps). It is the supremum of the
 // Jacobian norm, approached at constant inputs. It returns an error if gamma
 // is empty or not finite, or eps is not a finite positive number.
 func LayerNormLip2(gamma []float64, eps float64) (float64, error) {
@@ -23,7 +23,7 @@ func LayerNormLip2(gamma []float64, eps float64) (float64, error) {
 }
 
 // LayerNormLipInf returns the inf-norm Lipschitz constant of a LayerNorm over
-// D = len(gamma) features (SPEC section 2):
+// D = len(gamma) features (docs/math.md, "Bounds of tied L2 attention"):
 // max_k |gamma_k| / sqrt(eps) * (2D - 2) / D, attained at constant inputs.
 // For D = 1 it is 0: the output is the constant beta. Errors are as for
 // LayerNormLip2.

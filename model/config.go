@@ -14,8 +14,8 @@ import (
 	"lipformer/ops"
 )
 
-// Architectures lists the values of Config.Arch (SPEC section 4). The invertible ones are
-// built of layers.InvertibleBlock (SPEC section 3); invertible-dp is the negative control.
+// Architectures lists the values of Config.Arch (docs/math.md, "The language model"). The invertible ones are
+// built of layers.InvertibleBlock (docs/math.md, "Contraction and inversion"); invertible-dp is the negative control.
 var Architectures = []string{"dp", "l2", "l2-untied", "contractive-l2", "invertible-l2", "invertible-dp"}
 
 // Config describes a model. It is saved inside every checkpoint, so evaluation, sampling

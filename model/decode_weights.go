@@ -101,7 +101,7 @@ func blockWeightsOf[T ops.Float](m *Model) ([]blockWeights[T], error) {
 
 // foldL2Mix returns blockdiag(M_1, ..., M_H) wo for tied L2's value maps M_h of wq and wv
 // (ops.L2Mix) and its output map wo, all (D, D). Head h of the layer is P X A_h W^{V,h} =
-// (P Q_h) M_h with Q_h = X W^{Q,h} (SPEC section 2), so the heads' P Q_h side by side,
+// (P Q_h) M_h with Q_h = X W^{Q,h} (docs/math.md, "Bounds of tied L2 attention"), so the heads' P Q_h side by side,
 // times the result, are the layer's output: a decoder caches the queries Q_h alone, which
 // are also the keys, and a step reads half the cache that dp's does.
 func foldL2Mix[T ops.Float](wq, wv, wo []T, width, heads int) ([]T, error) {

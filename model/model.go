@@ -9,7 +9,7 @@ import (
 	"lipformer/layers"
 )
 
-// Model is the byte-level language model of SPEC section 4: token and position embeddings,
+// Model is the byte-level language model of docs/math.md, "The language model": token and position embeddings,
 // Layers blocks, a final LayerNorm and a linear head to the vocabulary.
 type Model struct {
 	Cfg    Config

@@ -59,7 +59,7 @@ func (m *Model) NewProgram(mode Mode, batch int) (*Program, error) {
 		return nil, err
 	}
 	if mode == Train {
-		// GORGONIA.md: registers are reused after RunAll. The read op must not point into p:
+		// docs/gorgonia.md: registers are reused after RunAll. The read op must not point into p:
 		// p holds the tape machine, which has a finalizer, and a cycle through an object
 		// with a finalizer is never collected (every closed training program leaked).
 		G.Read(p.loss, p.lossVal)

@@ -68,7 +68,7 @@ func f32(v []float64) []float32 {
 }
 
 // BenchmarkGemm measures this build's BLAS on the largest product of a block step at
-// GORGONIA.md's configuration: (2048, 256) x (256, 1024) in float32.
+// docs/gorgonia.md's configuration: (2048, 256) x (256, 1024) in float32.
 //
 //	go test -run '^$' -bench Gemm ./ops; go test -tags openblas -run '^$' -bench Gemm ./ops
 func BenchmarkGemm(b *testing.B) {

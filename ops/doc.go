@@ -1,6 +1,6 @@
 // Package ops holds the custom Gorgonia operations of lipformer: fused kernels with
 // hand-written backward passes, in float32 and float64, that are numerically safe where
-// Gorgonia's own operations are not (see GORGONIA.md in the shared folder).
+// Gorgonia's own operations are not (docs/gorgonia.md).
 //
 // Every forward op is an SDOp whose SymDiff returns backward ops of this package; the
 // backward ops are not themselves differentiable (Gorgonia's nested Grad is wrong anyway).

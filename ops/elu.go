@@ -8,7 +8,7 @@ import (
 
 // ELU is the exponential linear unit with alpha = 1: x for x > 0, e^x - 1 otherwise. Its
 // derivative lies in (0, 1], so it is 1-Lipschitz, and it is continuously differentiable:
-// the activation of the spectrally normalised MLP of invertible blocks (SPEC section 3).
+// the activation of the spectrally normalised MLP of invertible blocks (docs/math.md, "Contraction and inversion").
 func ELU(x *G.Node) (*G.Node, error) { return eluFn().apply(x) }
 
 // eluFn is ELU as a pointwise function, for the op and for ELUInto.

@@ -12,7 +12,7 @@ import (
 // L2Values maps the query and value weights of tied L2 attention, wq and wv (D, D) with
 // head h in columns h*d..(h+1)*d, to the value weights that L2 attention applies to its
 // input: column block h of the result is A_h W^{V,h} = W^{Q,h} (W^{Q,h})^T W^{V,h} / sqrt(d)
-// (SPEC section 2). Then X L2Values(wq, wv) holds every head's Q_h M_h, so the value path
+// (docs/math.md, "Bounds of tied L2 attention"). Then X L2Values(wq, wv) holds every head's Q_h M_h, so the value path
 // costs one (B*T, D) x (D, D) product.
 func L2Values(wq, wv *G.Node, heads int) (*G.Node, error) {
 	s := wq.Shape()
@@ -128,7 +128,7 @@ func l2ValuesKernel[T Float](op *l2ValuesOp, out []T, in [][]T, shape tensor.Sha
 }
 
 // L2Mix returns tied L2 attention's value maps M_h = (W^{Q,h})^T W^{V,h} / sqrt(d), (H, d, d),
-// for wq and wv (D, D') with head h in columns h*d..(h+1)*d (SPEC section 2). Head h of the
+// for wq and wv (D, D') with head h in columns h*d..(h+1)*d (docs/math.md, "Bounds of tied L2 attention"). Head h of the
 // attention is P Q_h M_h, so that an incremental decoder needs to keep only the queries
 // Q_h = X W^{Q,h} of past positions: L2Values(wq, wv) is wq's column blocks times these.
 func L2Mix[T Float](wq, wv []T, rows, cols, heads int) ([]T, error) {

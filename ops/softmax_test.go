@@ -62,11 +62,11 @@ func TestGorgoniaSoftmaxFailsOnExtremeRows(t *testing.T) {
 	}
 	runGraph(t, g)
 	if v := y.Value().Data().([]float64)[3]; !math.IsNaN(v) {
-		t.Skipf("Gorgonia's SoftMax gave %v, not NaN: the bug of GORGONIA.md is fixed in this version", v)
+		t.Skipf("Gorgonia's SoftMax gave %v, not NaN: the bug of docs/gorgonia.md is fixed in this version", v)
 	}
 }
 
-// TestSoftmaxExtremeRows is GORGONIA.md's failing case: rows far from the tensor's first
+// TestSoftmaxExtremeRows is docs/gorgonia.md's failing case: rows far from the tensor's first
 // element and logits of +-1e4; ours stays finite and exact.
 func TestSoftmaxExtremeRows(t *testing.T) {
 	for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {

@@ -23,7 +23,7 @@ func DefaultStabilityConfig() StabilityConfig {
 	return StabilityConfig{SpikeFactor: 2, SpikeWindow: 100}
 }
 
-// StabilitySummary holds the stability figures of a run (SPEC section 4).
+// StabilitySummary holds the stability figures of a run (docs/math.md, "The language model").
 // Step fields are -1 when there is no such step.
 type StabilitySummary struct {
 	Steps              int     // steps observed

@@ -31,7 +31,7 @@ type flopCount struct {
 // since the embeddings are learned). These are model FLOPs: the attention backward's
 // recomputation of P (2*B*T*T*D per layer), elementwise work, softmax, LayerNorm, the
 // power iteration and the Lipschitz bound are not counted. Spectral normalisation divides
-// weights and adds no product. For P1 this gives 11.27 GFLOP per training step, GORGONIA.md's
+// weights and adds no product. For P1 this gives 11.27 GFLOP per training step, docs/gorgonia.md's
 // 11.3.
 func countFLOPs(cfg model.Config, batch int) (flopCount, error) {
 	if batch < 1 {

@@ -72,7 +72,7 @@ func TestFillFLOPsHandCount(t *testing.T) {
 	}
 }
 
-// TestFLOPsP1 matches GORGONIA.md's 11.3 GFLOP per training step of P1 (dp).
+// TestFLOPsP1 matches docs/gorgonia.md's 11.3 GFLOP per training step of P1 (dp).
 func TestFLOPsP1(t *testing.T) {
 	p, err := findPresets("P1")
 	if err != nil {

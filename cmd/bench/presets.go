@@ -22,14 +22,14 @@ type preset struct {
 
 // presets returns the reference configurations, in order. bench/torch_ref.py holds the same
 // table (TestTorchPresetsMatch checks it).
-//   - P1: one pre-LN block at GORGONIA.md's speed measurement (11.3 GFLOP per step).
+//   - P1: one pre-LN block at docs/gorgonia.md's speed measurement (11.3 GFLOP per step).
 //   - P2: nanoGPT's CPU example for Tiny Shakespeare (its vocabulary of 65 bytes).
 //   - P3: a deeper, longer-context model; batch 8 keeps B*T = 2048 rows, as in P1.
 //   - tiny: a toy for tests and quick checks, not a measurement.
 func presets() []preset {
 	return []preset{
 		{Name: "P1", Layers: 1, Heads: 4, Width: 256, Hidden: 1024, Context: 128, Vocab: 256, Batch: 16,
-			About: "one pre-LN block, as GORGONIA.md's speed table"},
+			About: "one pre-LN block, as docs/gorgonia.md's speed reference"},
 		{Name: "P2", Layers: 4, Heads: 4, Width: 128, Hidden: 512, Context: 64, Vocab: 65, Batch: 12,
 			About: "nanoGPT's CPU example (shakespeare_char, n_layer 4, n_head 4, n_embd 128, block 64, batch 12)"},
 		{Name: "P3", Layers: 6, Heads: 4, Width: 256, Hidden: 1024, Context: 256, Vocab: 256, Batch: 8,

@@ -1,6 +1,6 @@
 // Command expressive measures the smallest head width d at which a self-attention module
 // with fixed parameters realises random k-sparse attention targets of length L at
-// precision eps (SPEC section 5, after Likhosherstov, Choromanski and Weller 2021), for
+// precision eps (docs/math.md, "Expressive power of attention matrices", after Likhosherstov, Choromanski and Weller 2021), for
 // the constructive method jl and the gradient-descent method gd, and fits d against log L
 // and against L.
 //

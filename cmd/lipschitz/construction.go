@@ -18,7 +18,7 @@ const (
 
 // constructionInput returns the two-cluster input at n tokens and spread t:
 // the last token 0 and the others alternately +t and -t in every coordinate.
-// For dot-product attention at t = R it is SPEC section 1's construction: the
+// For dot-product attention at t = R it is docs/math.md's ("Attention") construction: the
 // zero token's row of P is uniform (the last row sees every token even with
 // a causal mask) and the others spread as far as the box allows. For D = H = 1
 // L2 attention at the best t it gives ||J||_inf about

@@ -72,7 +72,7 @@ func (c *config) newMaps(a *layers.Attention, n int) ([]search.Map, func(), erro
 var errNoBound = errors.New("no upper bound")
 
 // upperBounds returns the upper bound on Lip_p of tied L2 layer a on n tokens
-// (the corrected 2-norm bound for -norm 2) and, for the 2-norm, SPEC's
+// (the corrected 2-norm bound for -norm 2) and, for the 2-norm, docs/math.md's
 // formula as stated (which is not a bound for large W^Q). It returns
 // errNoBound for dot-product attention.
 func (c *config) upperBounds(a *layers.Attention, n int) (upper, asStated float64, err error) {

@@ -107,7 +107,7 @@ func TestRunL2(t *testing.T) {
 	}
 }
 
-// A DP run in boxes has no upper bound, reports SPEC's construction and the
+// A DP run in boxes has no upper bound, reports the construction and the
 // growth exponents in R, and plots against R.
 func TestRunDP(t *testing.T) {
 	plotPath := filepath.Join(t.TempDir(), "dp.png")
@@ -137,7 +137,7 @@ func TestRunDP(t *testing.T) {
 
 // The graph engine and the closed form give the same search on a D = 1 layer;
 // a D = 4 run with random weights and the 2-norm uses the graph and reports
-// SPEC's 2-norm formula next to the corrected bound.
+// [K]'s 2-norm formula next to the corrected bound.
 func TestRunEngines(t *testing.T) {
 	args := []string{"-n", "5", "-inits", "2", "-steps", "10", "-json", "-causal"}
 	scalar, _ := mustRun(t, append(args, "-engine", "scalar")...)

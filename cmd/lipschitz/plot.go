@@ -80,7 +80,7 @@ func plotAgainstN(p *plot.Plot, c *config, recs []record) error {
 }
 
 // plotAgainstR draws the lower bound against R, one line per N, with the
-// reference R^2 (SPEC section 1's quadratic growth) dashed.
+// reference R^2 (docs/math.md's ("Attention") quadratic growth) dashed.
 func plotAgainstR(p *plot.Plot, c *config, recs []record) error {
 	p.Title.Text = title(c)
 	p.X.Label.Text = "box radius R (||X||_inf <= R)"

@@ -23,7 +23,7 @@ type record struct {
 	Upper         *float64  `json:"upper"`           // upper bound on Lip_p; null for dp
 	Lower         float64   `json:"lower"`           // best ||J(X)||_p found: a lower bound on Lip_p
 	Ratio         *float64  `json:"ratio"`           // lower / upper; null for dp
-	UpperAsStated *float64  `json:"upper_as_stated"` // SPEC's 2-norm formula as stated (not a bound); null for inf
+	UpperAsStated *float64  `json:"upper_as_stated"` // [K]'s 2-norm formula as stated (not a bound); null for inf
 	LowerMedian   float64   `json:"lower_median"`    // median over starts of each start's best
 	LowerRandom   float64   `json:"lower_random"`    // best over the random starts only
 	WarmStart     bool      `json:"warm_start"`      // start 0 began at the previous radius's best input

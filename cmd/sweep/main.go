@@ -1,7 +1,7 @@
 // Command sweep trains a grid of runs — architectures × depths × norm placements × seeds —
 // with shared settings, one after another, each into OUT/<arch>-L<depth>-<norm>-s<seed>/,
 // and tabulates their outcome in OUT/sweep.csv and OUT/sweep.md: final, best and test bpc
-// and the stability figures of SPEC section 4. A run that reaches a non-finite loss is
+// and the stability figures of docs/math.md, "The language model". A run that reaches a non-finite loss is
 // recorded as diverged and the sweep goes on.
 //
 // The sweep is resumable: running the same command again skips finished runs (summary.json

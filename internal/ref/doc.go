@@ -1,9 +1,9 @@
 // Package ref holds plain-Go float64 reference implementations of the
 // building blocks of lipformer (softmax, LayerNorm, GELU, linear maps,
-// cross-entropy and the attention variants of SPEC sections 1 and 2).
+// cross-entropy and the attention variants of docs/math.md, "Attention" and "Bounds of tied L2 attention").
 //
 // They exist to test the graph layers against. They are written with explicit
-// loops over tokens i, j, heads h and features, following SPEC literally, and
+// loops over tokens i, j, heads h and features, following docs/math.md literally, and
 // depend on no graph code. Speed is not a goal.
 //
 // Data layout:

@@ -6,7 +6,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// DPMHA is dot-product multihead attention (SPEC section 1), without biases.
+// DPMHA is dot-product multihead attention (docs/math.md, "Attention"), without biases.
 // For each head h: Q = X W^{Q,h}, K = X W^{K,h}, V = X W^{V,h} (each (N, d)),
 // P = softmax_rows(Q K^T / sqrt(d)) (causal: row i sees j <= i) and
 // head_h = P V. The result is [head_1, ..., head_H] W^O, an (N, D) sequence.

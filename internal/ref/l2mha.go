@@ -7,7 +7,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// L2MHA is tied L2 multihead attention, computed literally as SPEC section 2
+// L2MHA is tied L2 multihead attention, computed literally as docs/math.md, "Bounds of tied L2 attention"
 // states it (not in the cheaper factorised form). For each head h:
 // q_i = x_i W^{Q,h}, logits L_ij = -||q_i - q_j||^2 / sqrt(d) summed as a
 // squared distance, P = softmax_rows(L) (causal: row i sees j <= i, always

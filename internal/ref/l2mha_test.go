@@ -38,7 +38,7 @@ func TestL2MHAOneTokenIsValueMap(t *testing.T) {
 	}
 }
 
-// l2Factorised is SPEC section 2's cheap form, written apart from L2MHA:
+// l2Factorised is docs/math.md's cheap form, written apart from L2MHA:
 // head_h = P Q_h M_h with M_h = (W^{Q,h})^T W^{V,h} / sqrt(d) and squared
 // distances as |q_i|^2 + |q_j|^2 - 2 q_i.q_j.
 func l2Factorised(x [][]float64, wq, wv []*mat.Dense, wo *mat.Dense, causal bool) *mat.Dense {

@@ -6,7 +6,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// L2MHAUntied is the untied L2 attention ablation (SPEC sections 2 and 4,
+// L2MHAUntied is the untied L2 attention ablation (docs/math.md,
 // not Lipschitz). For each head h: q_i = x_i W^{Q,h}, k_j = x_j W^{K,h},
 // logits L_ij = -||q_i - k_j||^2 / sqrt(d), P = softmax_rows(L) (causal: row
 // i sees j <= i) and plain values head_h = P X W^{V,h}. The result is

@@ -1,5 +1,5 @@
 // Package search measures the Lipschitz constants of attention layers from below
-// (Kim et al. 2021, section 5.1; SPEC sections 1 and 2): exact Jacobians of a
+// (Kim et al. 2021, section 5.1; docs/math.md, "Attention" and "Bounds of tied L2 attention"): exact Jacobians of a
 // layer at an input, Jacobian-vector and vector-Jacobian products, and an
 // empirical lower bound on Lip_inf or Lip_2 found by maximising ||J(X)||_p over
 // inputs X with Adam from many random starts, optionally inside a box
@@ -20,7 +20,7 @@
 //     Kim et al. at N up to thousands.
 //
 // The gradient of ||J(X)||_p with respect to X needs second derivatives, which
-// Gorgonia's nested Grad computes wrongly (GORGONIA.md). Objective uses only
+// Gorgonia's nested Grad computes wrongly (docs/gorgonia.md). Objective uses only
 // first-order gradients: with i* the arg-max row of J and s = sign(J_{i*}),
 // ||J||_inf = s . J_{i*} locally, whose gradient is the Hessian of F_{i*}
 // applied to s; with (u, v) the top singular pair, ||J||_2 = u^T J v, whose

@@ -7,7 +7,7 @@ import (
 	"lipformer/ops"
 )
 
-// SPEC section 1's construction: D = H = 1 dot-product attention with unit
+// docs/math.md's ("Attention") construction: D = H = 1 dot-product attention with unit
 // weights, x_0 = 0 (row 0 of P uniform) and the other tokens spread by s.
 // dF_0/dx_0 = P_00 + Var_{P_0}(x) grows quadratically in s, so the exact
 // ||J||_inf at spread 10 s is more than 50 times that at spread s.

@@ -20,7 +20,7 @@ const DefaultJVPStep = 1e-3
 // weights. A zero v gives zeros.
 //
 // An exact JVP would need forward-mode or double backward differentiation,
-// which Gorgonia lacks or gets wrong (GORGONIA.md); exact J v for small N is
+// which Gorgonia lacks or gets wrong (docs/gorgonia.md); exact J v for small N is
 // JacobianOf(m, x) times v.
 func JVP(m Map, x, v []float64, h float64) ([]float64, error) {
 	k := m.Len()

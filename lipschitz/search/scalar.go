@@ -13,7 +13,7 @@ import (
 
 // Scalar is single-head attention of width D = H = 1 on sequences of N
 // tokens, with its Jacobian in closed form, in plain Go. With scalar weights
-// (SPEC sections 1 and 2, d = 1):
+// (docs/math.md, "Attention" and "Bounds of tied L2 attention", d = 1):
 //
 //	dot product: logits L_ij = a x_i x_j,        a = W^Q W^K, F_i = c sum_j P_ij x_j, c = W^V W^O
 //	tied L2:     logits L_ij = -a (x_i - x_j)^2, a = (W^Q)^2, F_i = c sum_j P_ij x_j, c = (W^Q)^2 W^V W^O
