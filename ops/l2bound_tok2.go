@@ -60,10 +60,16 @@ type tok2Op struct {
 	heads, n int
 	bias     bool
 	part     int
+	// A forward op keeps its last factors with the addresses of the inputs they were
+	// computed from, and its gradient ops (fwd) reuse them: within a step the backward runs
+	// after the forward on unchanged inputs.
+	kept    any
+	keptKey [8]uintptr
+	fwd     *tok2Op
 }
 
 func newTok2Op(heads, n int, bias bool, part int) *tok2Op {
-	return &tok2Op{baseOp{name: fmt.Sprintf("L2BoundTok2{H=%d,n=%d,bias=%t,part=%d}", heads, n, bias, part)}, heads, n, bias, part}
+	return &tok2Op{baseOp: baseOp{name: fmt.Sprintf("L2BoundTok2{H=%d,n=%d,bias=%t,part=%d}", heads, n, bias, part)}, heads: heads, n: n, bias: bias, part: part}
 }
 
 // inputs is 7, or 8 with a bias.
@@ -139,8 +145,19 @@ func tok2Do[T Float](op *tok2Op, w []*tensor.Dense, in []G.Value, g float64) G.V
 	if op.bias {
 		bias = data[T](w[7])
 	}
-	f := tok2Factors(data[T](w[0]), data[T](w[1]), data[T](w[2]), data[T](w[3]), data[T](w[4]), data[T](w[5]), data[T](w[6]), bias, w[0].Shape()[0], op.heads, op.n)
+	var key [8]uintptr
+	for i, t := range w {
+		key[i] = t.Uintptr()
+	}
+	f, ok := tok2Bound[T]{}, false
+	if op.fwd != nil && op.fwd.keptKey == key {
+		f, ok = op.fwd.kept.(tok2Bound[T])
+	}
+	if !ok {
+		f = tok2Factors(data[T](w[0]), data[T](w[1]), data[T](w[2]), data[T](w[3]), data[T](w[4]), data[T](w[5]), data[T](w[6]), bias, w[0].Shape()[0], op.heads, op.n)
+	}
 	if op.part < 0 {
+		op.kept, op.keptKey = f, key
 		if w[0].Dtype() == tensor.Float32 {
 			return G.NewF32(float32(f.bound))
 		}
@@ -177,7 +194,9 @@ func (op *tok2Op) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
 			part = 3
 		}
 		var err error
-		if ds[i], err = G.ApplyOp(newTok2Op(op.heads, op.n, op.bias, part), append(append(G.Nodes{}, in...), grad)...); err != nil {
+		back := newTok2Op(op.heads, op.n, op.bias, part)
+		back.fwd = op
+		if ds[i], err = G.ApplyOp(back, append(append(G.Nodes{}, in...), grad)...); err != nil {
 			return nil, err
 		}
 	}
