@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -20,11 +21,16 @@ const (
 )
 
 // testStack is a float64 model of the architecture with random weights (seeded), its
-// power iterations run to convergence, compiled as a stack.
+// power iterations run to convergence, compiled as a stack. The architecture
+// "invertible-l2+gain" is invertible-l2 whose MLP branches have an input gain of 4.
 func testStack(t *testing.T, arch string, seed uint64) (*model.Model, *Stack) {
 	t.Helper()
+	arch, gain, _ := strings.Cut(arch, "+")
 	cfg := model.Config{Arch: arch, Layers: 2, Heads: 2, Width: testD, Context: testT, Vocab: 7, Norm: "none",
 		LipC: testC, Dtype: "float64", Std: 0.3}
+	if gain == "gain" {
+		cfg.MLPGain = 4
+	}
 	m, err := model.New(cfg, seed)
 	if err != nil {
 		t.Fatal(err)

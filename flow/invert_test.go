@@ -17,7 +17,15 @@ var spreads = []float64{1, 10, 100}
 // at most 1e-9; its iterations stay within the geometric bound of its certified constant
 // L <= c, 1 + ceil(log(tol / ||g(y)||) / log L); and no ratio of successive steps exceeds c.
 func TestInvertibleL2SubBlocksInvert(t *testing.T) {
-	_, st := testStack(t, "invertible-l2", 1)
+	for _, arch := range []string{"invertible-l2", "invertible-l2+gain"} {
+		_, st := testStack(t, arch, 1)
+		invertEverySubBlock(t, st)
+	}
+}
+
+// invertEverySubBlock is TestInvertibleL2SubBlocksInvert on one stack.
+func invertEverySubBlock(t *testing.T, st *Stack) {
+	t.Helper()
 	opt := Options{Tol: 1e-11, MaxIter: 1000}
 	for _, s := range st.Subs {
 		lip, cert := s.Lipschitz()

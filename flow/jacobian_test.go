@@ -45,7 +45,15 @@ func TestExactJacobianMatchesFiniteDifferences(t *testing.T) {
 // MLP, which acts on each token alone (J is block diagonal, checked), the largest 2-norm
 // of a diagonal block, which is ||J||_2.
 func TestCertifiedConstantBoundsJacobian(t *testing.T) {
-	_, st := testStack(t, "invertible-l2", 1)
+	for _, arch := range []string{"invertible-l2", "invertible-l2+gain"} {
+		_, st := testStack(t, arch, 1)
+		boundEveryJacobian(t, st)
+	}
+}
+
+// boundEveryJacobian is TestCertifiedConstantBoundsJacobian on one stack.
+func boundEveryJacobian(t *testing.T, st *Stack) {
+	t.Helper()
 	for _, s := range st.Subs {
 		lip, _ := s.Lipschitz()
 		var worst float64

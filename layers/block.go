@@ -49,6 +49,9 @@ type BlockConfig struct {
 	Bound     ops.BoundForm // the bound contractive attention divides by
 	L2Temp    bool          // tied L2 attention learns per-head temperatures
 	PosBias   bool          // tied L2 attention learns a position bias over the context
+	// MLPGain > 0 gives invertible MLP branches a learned input gain starting at MLPGain
+	// (SpectralMLP.LogGain); 0 for none.
+	MLPGain float64
 }
 
 // Block is a transformer block: an attention and an MLP sub-block, each residual, with

@@ -2,6 +2,7 @@ package layers
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	G "gorgonia.org/gorgonia"
@@ -57,6 +58,12 @@ func NewInvertibleBlock(name string, cfg BlockConfig, dt tensor.Dtype, rng *rand
 		b.VNorm, b.ONorm = NewSpectralNorm(attn.WV, rng), NewSpectralNorm(attn.WO, rng)
 	}
 	b.MLP = NewSpectralMLP(name+".mlp", cfg.Width, cfg.Hidden, cfg.LipC, cfg.Std, dt, rng)
+	if cfg.MLPGain < 0 || math.IsNaN(cfg.MLPGain) || math.IsInf(cfg.MLPGain, 0) {
+		return nil, fmt.Errorf("%s: MLP gain %g, want finite and >= 0 (0: none)", name, cfg.MLPGain)
+	}
+	if cfg.MLPGain > 0 {
+		b.MLP.AddGain(name+".mlp", math.Log(cfg.MLPGain))
+	}
 	return b, nil
 }
 

@@ -273,6 +273,9 @@ func checkStored(cfg Config, byName map[string]safetensors.Tensor) error {
 		if cfg.L2PosBias {
 			block = append(block, impliedTensor{fmt.Sprintf("h%d.attn.posbias", i), []int{h, t}, fmt.Sprintf("heads %d, context %d and l2_pos_bias true", h, t)})
 		}
+		if cfg.MLPGain > 0 {
+			block = append(block, impliedTensor{fmt.Sprintf("h%d.mlp.loggain", i), []int{1}, fmt.Sprintf("mlp_gain %g", cfg.MLPGain)})
+		}
 		for _, want := range block {
 			if err := check(want); err != nil {
 				return err
@@ -320,6 +323,9 @@ func (c Config) impliedParams() float64 {
 	}
 	if c.L2PosBias {
 		block += h * t
+	}
+	if c.MLPGain > 0 {
+		block++
 	}
 	if !c.invertible() && c.Norm != string(layers.NoLN) {
 		block += 4 * d // the blocks' two LayerNorms

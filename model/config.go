@@ -6,6 +6,7 @@ package model
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"gorgonia.org/tensor"
@@ -46,6 +47,10 @@ type Config struct {
 	// L2PosBias gives tied L2 attention a learned position bias of the logits
 	// (layers.Attention.PosBias); contractive attention then needs the token2 bound.
 	L2PosBias bool `json:"l2_pos_bias,omitempty"`
+	// MLPGain > 0 gives the MLP branches of invertible architectures a learned scalar input
+	// gain starting at MLPGain (layers.SpectralMLP.LogGain), which leaves their Lipschitz
+	// constant unchanged; 0 for none.
+	MLPGain float64 `json:"mlp_gain,omitempty"`
 }
 
 // L2BoundForms lists the values of Config.L2Bound.
@@ -104,6 +109,12 @@ func (c Config) Validate() error {
 	}
 	if form, _ := c.boundForm(); c.L2PosBias && c.contraction() > 0 && form != ops.BoundTok2 {
 		bad("l2_pos_bias with l2_bound %q: a contractive layer with a position bias divides by the token2 bound", c.L2Bound)
+	}
+	if !(c.MLPGain >= 0) || math.IsInf(c.MLPGain, 0) {
+		bad("mlp_gain %g, want finite and >= 0 (0: none)", c.MLPGain)
+	}
+	if c.MLPGain > 0 && !c.invertible() {
+		bad("mlp_gain: arch %s has no invertible MLP branches", c.Arch)
 	}
 	if _, err := c.dtype(); err != nil {
 		bad("%v", err)

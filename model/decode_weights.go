@@ -140,10 +140,7 @@ func invertibleBlockNodes(g *layers.Graph, b *layers.InvertibleBlock) (blockNode
 	if err = bn.setAttention(w, b.Attn.LipC); err != nil {
 		return bn, err
 	}
-	if bn.fc, err = b.MLP.Fc.SN.Weight(g, b.MLP.Fc.C); err != nil {
-		return bn, err
-	}
-	bn.proj, err = b.MLP.Proj.SN.Weight(g, b.MLP.Proj.C)
+	bn.fc, bn.proj, err = b.MLP.Weights(g)
 	return bn, err
 }
 

@@ -45,7 +45,7 @@ func New(cfg Config, seed uint64) (*Model, error) {
 	}
 	bc := layers.BlockConfig{Width: cfg.Width, Heads: cfg.Heads, Hidden: cfg.hidden(), Kind: kind, Norm: norm,
 		Causal: true, Dropout: cfg.Dropout, Std: cfg.Std, Layers: cfg.Layers, LipC: cfg.contraction(), Context: cfg.Context,
-		BalanceL2: cfg.BalanceL2, Bound: form, L2Temp: cfg.L2Temp, PosBias: cfg.L2PosBias}
+		BalanceL2: cfg.BalanceL2, Bound: form, L2Temp: cfg.L2Temp, PosBias: cfg.L2PosBias, MLPGain: cfg.MLPGain}
 	for i := 0; i < cfg.Layers; i++ {
 		name := fmt.Sprintf("h%d", i)
 		if cfg.invertible() {

@@ -35,6 +35,9 @@ func variants() []variant {
 	c := tiny("invertible-l2")
 	c.BalanceL2 = true
 	vs = append(vs, variant{"invertible-l2-balanced", c})
+	c = tiny("invertible-l2").WithCertifiedRecipe()
+	c.MLPGain = 3
+	vs = append(vs, variant{"invertible-l2-recipe-gain", c})
 	for _, v := range []struct {
 		arch, bound string
 		bias        bool
@@ -206,6 +209,9 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{func(c *Config) { c.Norm = "mid" }, "norm"},
 		{func(c *Config) { c.Dropout = 1 }, "dropout"},
 		{func(c *Config) { c.Dtype = "float16" }, "dtype"},
+		{func(c *Config) { c.MLPGain = 2 }, "mlp_gain"},
+		{func(c *Config) { c.Arch, c.MLPGain = "invertible-l2", -1 }, "mlp_gain"},
+		{func(c *Config) { c.Arch, c.MLPGain = "invertible-l2", math.Inf(1) }, "mlp_gain"},
 	} {
 		cfg := tiny("l2")
 		c.mod(&cfg)

@@ -53,6 +53,7 @@ func Add(fs *flag.FlagSet, cfg *model.Config, opt *train.Options, skip ...string
 	str(&cfg.L2Bound, "l2-bound", cfg.L2Bound, "bound that contractive tied L2 attention divides by: "+strings.Join(model.L2BoundForms, ", ")+" (docs/math.md); unset, contractive-l2 and invertible-l2 take token2 with -l2-temp and -l2-pos-bias, and naming a bound leaves those two to their flags")
 	boolean(&cfg.L2Temp, "l2-temp", cfg.L2Temp, "tied L2 attention learns a temperature per head (free under the product and token2 bounds)")
 	boolean(&cfg.L2PosBias, "l2-pos-bias", cfg.L2PosBias, "tied L2 attention learns a bias of its logits per head and relative position (contractive: needs -l2-bound token2)")
+	real(&cfg.MLPGain, "mlp-gain", cfg.MLPGain, "invertible MLP branches learn a scalar input gain starting at this value, which leaves their Lipschitz constant unchanged (0: none)")
 	str(&cfg.Dtype, "dtype", cfg.Dtype, "float32 or float64")
 	num(&opt.Batch, "batch", opt.Batch, "sequences per step")
 	num(&opt.Steps, "steps", opt.Steps, "optimizer steps")
