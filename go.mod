@@ -3,6 +3,7 @@ module lipformer
 go 1.26.8
 
 require (
+	github.com/BurntSushi/toml v1.6.0
 	github.com/chewxy/hm v1.0.0
 	github.com/schollz/progressbar/v3 v3.19.1
 	golang.org/x/sys v0.50.0

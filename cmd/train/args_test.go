@@ -44,6 +44,8 @@ func TestFlagsAreCheckedBeforeAnyWork(t *testing.T) {
 		{[]string{"-lr", "+Inf"}, "-lr +Inf"},
 		{[]string{"-out", held}, held + " already holds a run"},
 		{[]string{"-resume", held, "-sample", "-5"}, "-sample -5"},
+		{[]string{"-resume", held, "-config", "../../configs/shakespeare.toml"}, "-config with -resume"},
+		{[]string{"-config", "../../configs/shakespeare.toml", "-heads", "3"}, "width 128 with 3 heads"},
 	} {
 		var stdout, stderr bytes.Buffer
 		args := append([]string{"-data", missing}, c.args...)

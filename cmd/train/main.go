@@ -3,6 +3,7 @@
 //
 //	go run ./cmd/train                                  # small L2 model on the default corpus
 //	go run ./cmd/train -arch dp -data shakespeare -steps 2000
+//	go run ./cmd/train -config configs/shakespeare.toml -arch dp   # a named configuration
 //	go run ./cmd/train -resume out/run1 -steps 4000     # continue a run
 package main
 
@@ -98,6 +99,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print the summary as JSON on stdout")
 	sampleLen := fs.Int("sample", 300, "bytes to sample from the final model (0: none)")
 	certify := fs.Bool("certify", false, "add the certified Lipschitz constants of the final weights to the summary (see cmd/lipschitz -ckpt)")
+	trainflags.AddConfig(fs)
+	if err := trainflags.ApplyConfig(fs, args); err != nil {
+		return err
+	}
 	if err := cli.Parse(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil // -h printed the usage, the whole answer
@@ -107,6 +112,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	trainflags.Finish(fs, &opt)
 	// every flag is checked here, before a corpus or checkpoint is read
 	switch {
+	case *resume != "" && trainflags.Given(fs, "config"):
+		return fmt.Errorf("-config with -resume: a run resumes with the settings stored in its checkpoint")
 	case *sampleLen < 0:
 		return fmt.Errorf("-sample %d, want >= 0", *sampleLen)
 	case *asJSON && *sampleLen > 0 && trainflags.Given(fs, "sample"):
