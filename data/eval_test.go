@@ -2,6 +2,7 @@ package data
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -132,5 +133,92 @@ func TestEvalWindowsErrors(t *testing.T) {
 	}
 	if _, err := e.Batch(0, make([]int, 4), make([]int, 3)); err == nil {
 		t.Error("y of the wrong length was accepted")
+	}
+}
+
+// TestStridedEvalWindowsScoreEveryTargetOnce: with any stride 1 <= S <= T, every token but
+// the first is a target exactly once, its window's inputs are the consecutive tokens before
+// it, and each target after the first window's is predicted from at least T-S+1 tokens.
+func TestStridedEvalWindowsScoreEveryTargetOnce(t *testing.T) {
+	for _, T := range []int{1, 3, 5} {
+		for S := 1; S <= T; S++ {
+			for _, B := range []int{1, 3} {
+				for n := 2; n <= 4*B*T+2; n++ {
+					checkStridedWindows(t, n, T, S, B)
+				}
+			}
+		}
+	}
+}
+
+func checkStridedWindows(t *testing.T, n, T, S, B int) {
+	t.Helper()
+	what := fmt.Sprintf("n %d, T %d, S %d, B %d", n, T, S, B)
+	tokens := make([]int, n)
+	for i := range tokens {
+		tokens[i] = i + 1
+	}
+	e, err := NewStridedEvalWindows(tokens, T, S, B)
+	if err != nil {
+		t.Fatal(err)
+	}
+	timesScored := make([]int, n)
+	x, y := make([]int, B*T), make([]int, B*T)
+	for i := range e.Batches() {
+		if _, err := e.Batch(i, x, y); err != nil {
+			t.Fatal(err)
+		}
+		for k := range y {
+			if y[k] == IgnoreTarget {
+				continue
+			}
+			target, offset := y[k]-1, k%T
+			for c := 0; c <= offset; c++ { // the window holds the tokens before the target
+				if x[k-c] != tokens[target-1-c] {
+					t.Fatalf("%s: batch %d element %d: input %d steps back is %d, want %d", what, i, k, c, x[k-c], tokens[target-1-c])
+				}
+			}
+			if target > T && offset+1 < T-S+1 {
+				t.Fatalf("%s: target %d predicted from %d tokens, want at least T-S+1 = %d", what, target, offset+1, T-S+1)
+			}
+			timesScored[target]++
+		}
+	}
+	for p := 1; p < n; p++ {
+		if timesScored[p] != 1 {
+			t.Fatalf("%s: target %d scored %d times, want 1", what, p, timesScored[p])
+		}
+	}
+}
+
+// With S = T the strided windows are the non-overlapping ones, batch for batch.
+func TestStrideTIsNonOverlapping(t *testing.T) {
+	tokens := make([]int, 103)
+	for i := range tokens {
+		tokens[i] = 7*i%11 + 1
+	}
+	a, _ := NewEvalWindows(tokens, 8, 3)
+	b, err := NewStridedEvalWindows(tokens, 8, 8, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Batches() != b.Batches() || a.Windows() != 13 {
+		t.Fatalf("batches %d and %d, windows %d (want 13)", a.Batches(), b.Batches(), a.Windows())
+	}
+	xa, ya, xb, yb := make([]int, 24), make([]int, 24), make([]int, 24), make([]int, 24)
+	for i := range a.Batches() {
+		a.Batch(i, xa, ya)
+		b.Batch(i, xb, yb)
+		if fmt.Sprint(xa, ya) != fmt.Sprint(xb, yb) {
+			t.Fatalf("batch %d differs", i)
+		}
+	}
+}
+
+func TestStridedEvalWindowsErrors(t *testing.T) {
+	for _, s := range []int{0, -1, 9} {
+		if _, err := NewStridedEvalWindows([]int{1, 2, 3}, 8, s, 1); err == nil || !strings.Contains(err.Error(), "stride") {
+			t.Errorf("stride %d: error %v, want one naming the stride", s, err)
+		}
 	}
 }

@@ -13,7 +13,15 @@ import (
 // the bytes before it in its window (on average (T+1)/2 of them). It returns the mean loss
 // in nats per scored byte and the number scored.
 func Evaluate[T data.Token](p *model.Program, tokens []T) (float64, int, error) {
-	w, err := data.NewEvalWindows(tokens, p.Graph.SeqLen, p.Graph.Batch)
+	return EvaluateStrided(p, tokens, p.Graph.SeqLen)
+}
+
+// EvaluateStrided is Evaluate with windows of the context length T advanced by stride
+// (data.NewStridedEvalWindows): every byte is still scored once, and each byte after the
+// first window is predicted from at least T - stride + 1 bytes, at about T / stride times
+// the cost. Stride T is Evaluate.
+func EvaluateStrided[T data.Token](p *model.Program, tokens []T, stride int) (float64, int, error) {
+	w, err := data.NewStridedEvalWindows(tokens, p.Graph.SeqLen, stride, p.Graph.Batch)
 	if err != nil {
 		return 0, 0, err
 	}
