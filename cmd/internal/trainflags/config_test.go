@@ -107,3 +107,25 @@ func TestConfigsAreTheirCommandLines(t *testing.T) {
 		}
 	}
 }
+
+// Every named config parses, and its model config and options are valid.
+func TestEveryConfigIsValid(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "..", "configs", "*.toml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no configs found: %v", err)
+	}
+	for _, f := range files {
+		cfg, opt, _, err := parse(t, "-config", f)
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		cfg.Vocab = 256
+		if err := cfg.WithCertifiedRecipe().Validate(); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+		if err := opt.Validate(); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
