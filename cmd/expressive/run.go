@@ -6,6 +6,7 @@ import (
 
 	"lipformer/expressive"
 	"lipformer/internal/cli"
+	"lipformer/internal/stats"
 )
 
 // group is the results of one (method, k) across L, with its fits when there are any.
@@ -14,7 +15,7 @@ type group struct {
 	k           int
 	results     []expressive.CellResult
 	fitted      bool
-	logFit, lin expressive.LinearFit
+	logFit, lin stats.Line
 }
 
 // run parses args, runs every cell, and writes the table, JSON, CSV and plot.
