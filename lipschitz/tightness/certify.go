@@ -1,0 +1,150 @@
+package tightness
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"text/tabwriter"
+
+	"lipformer/lipschitz/search"
+	"lipformer/model"
+	"lipformer/ops"
+)
+
+// AttnLooseness is one tied L2 attention layer of a model: its bounds and certified
+// constants, and with a search the best measured lower bounds and the certified constants at
+// the search's N, whose ratio is the looseness.
+type AttnLooseness struct {
+	model.AttnReport
+	Lower       *search.LowerBounds `json:"lower,omitempty"`
+	CertInfAtN  model.Bound         `json:"certified_inf_at_n,omitempty"`
+	CertTok2AtN model.Bound         `json:"certified_token2_at_n,omitempty"`
+}
+
+// Certification is a model's certificate with its attention layers' looseness; its JSON
+// form is the certificate's with an "attention" array.
+type Certification struct {
+	*model.Certificate
+	Attention []AttnLooseness `json:"attention"`
+	// N is the number of tokens of the searches, 0 without.
+	N int `json:"-"`
+}
+
+// Certify returns the Lipschitz certificate of m and its attention layers' bounds; with
+// n > 0 it also searches each tied L2 attention layer for lower bounds on sequences of n
+// tokens (o's starts and steps; search.LayerLowerBounds).
+func Certify(m *model.Model, n int, o search.Options) (*Certification, error) {
+	cert, err := m.Certificate()
+	if err != nil {
+		return nil, err
+	}
+	attn, err := looseness(m, n, o)
+	if err != nil {
+		return nil, err
+	}
+	return &Certification{Certificate: cert, Attention: attn, N: n}, nil
+}
+
+// WriteTable prints the certificate of the model at path as tables: its factors and
+// products, then its attention layers' bounds and, with a search, their looseness.
+func (c *Certification) WriteTable(w io.Writer, path string) error {
+	if err := certTable(w, path, c.Certificate); err != nil {
+		return err
+	}
+	return loosenessTable(w, c.Attention, c.N)
+}
+
+// looseness reports every tied L2 attention layer of m, with lower bounds at searchN tokens
+// when searchN > 0 (on a float64 copy of the model).
+func looseness(m *model.Model, searchN int, o search.Options) ([]AttnLooseness, error) {
+	reports, err := m.AttentionReport()
+	if err != nil || searchN < 1 || len(reports) == 0 {
+		out := make([]AttnLooseness, len(reports))
+		for i, r := range reports {
+			out[i].AttnReport = r
+		}
+		return out, err
+	}
+	m64, err := m.WithDtype("float64")
+	if err != nil {
+		return nil, err
+	}
+	layers := m64.Attentions()
+	out := make([]AttnLooseness, 0, len(reports))
+	for _, a := range layers {
+		if a.Kind != ops.L2 {
+			continue
+		}
+		r := AttnLooseness{AttnReport: reports[len(out)]}
+		lb, err := search.LayerLowerBounds(a, searchN, o)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", r.Name, err)
+		}
+		inf, err := a.LipschitzInf(searchN)
+		if err != nil {
+			return nil, err
+		}
+		tok2, err := a.LipschitzTok2(searchN)
+		if err != nil {
+			return nil, err
+		}
+		r.Lower, r.CertInfAtN, r.CertTok2AtN = &lb, model.Bound(inf), model.Bound(tok2)
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// loosenessTable prints the attention layers' bounds, scales and certified constants, and
+// with a search the lower bounds and the ratios certified / lower.
+func loosenessTable(w io.Writer, attn []AttnLooseness, searchN int) error {
+	if len(attn) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\ntied L2 attention: bounds before the contractive scale (inf-norm: Kim et al., product; token norm), the scale, certified constants")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := "layer\tdivides by\tkim\tproduct\ttoken2\tscale\tcert inf\tcert token2\t"
+	if searchN > 0 {
+		head += fmt.Sprintf("lower inf (N=%d)\tlower token2\tinf looseness\ttoken2 looseness\t", searchN)
+	}
+	fmt.Fprintln(tw, head)
+	for _, a := range attn {
+		form := a.Form
+		if form == "" {
+			form = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.4g\t%s\t%s\t", a.Name, form, show(a.Kim), show(a.Product), show(a.Tok2), a.Scale, show(a.CertInf), show(a.CertTok2))
+		if a.Lower != nil {
+			fmt.Fprintf(tw, "%.4g\t%.4g\t%s\t%s\t", a.Lower.Inf, a.Lower.Tok2, ratio(a.CertInfAtN, a.Lower.Inf), ratio(a.CertTok2AtN, a.Lower.Tok2))
+		}
+		fmt.Fprintln(tw)
+	}
+	return tw.Flush()
+}
+
+// ratio formats certified / lower, "none" without a certificate.
+func ratio(cert model.Bound, lower float64) string {
+	if math.IsInf(float64(cert), 1) || !(lower > 0) {
+		return "none"
+	}
+	return fmt.Sprintf("%.3g", float64(cert)/lower)
+}
+
+// certTable prints the certificate's factors and products.
+func certTable(w io.Writer, path string, cert *model.Certificate) error {
+	fmt.Fprintf(w, "%s: %s, N = %d (certified upper bounds; none for dot-product attention)\n", path, cert.Arch, cert.N)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "part\tinf-norm\t2-norm\ttoken-norm\t\tnote")
+	for _, f := range cert.Factors {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\t%s\n", f.Name, show(f.Inf), show(f.Two), show(f.Tok2), f.Note)
+	}
+	fmt.Fprintf(tw, "product\t%s\t%s\t%s\t\t\n", show(cert.Inf), show(cert.Two), show(cert.Tok2))
+	return tw.Flush()
+}
+
+// show formats a bound, "none" when infinite.
+func show(b model.Bound) string {
+	if math.IsInf(float64(b), 1) {
+		return "none"
+	}
+	return fmt.Sprintf("%.4g", float64(b))
+}
