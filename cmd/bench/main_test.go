@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"lipformer/ops"
 )
@@ -159,14 +158,5 @@ func TestBenchBatch(t *testing.T) {
 		if v < 0 || v >= 7 {
 			t.Fatalf("token %d outside the vocabulary", v)
 		}
-	}
-}
-
-func TestMedian(t *testing.T) {
-	if m := median([]time.Duration{5, 1, 3}); m != 3 {
-		t.Errorf("median of 5, 1, 3 is %v", m)
-	}
-	if m := median([]time.Duration{4, 1, 3, 2}); m != 2 {
-		t.Errorf("median of 4, 1, 3, 2 is %v, want 2 (2.5 truncated)", m)
 	}
 }

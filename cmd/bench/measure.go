@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"lipformer/internal/stats"
 	"lipformer/model"
 	"lipformer/ops"
 	"lipformer/train"
@@ -141,18 +142,6 @@ func settledHeap() uint64 {
 	return m.HeapAlloc
 }
 
-// median is the median of xs, not empty (the mean of the middle two for an even count):
-// run times, or times pooled over runs.
-func median[T time.Duration | float64](xs []T) T {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
 // benchBatch is a deterministic batch of B sequences of T tokens: rows of a random token
 // stream, targets the inputs shifted by one. Both are (B*T), row-major (B, T).
 func benchBatch(seed uint64, batch, context, vocab int) (inputs, targets []int) {
@@ -223,7 +212,7 @@ func (j job) measure(mode string) (measurement, error) {
 	if mode == modeSample {
 		gflop = gen.flops / 1e9
 	}
-	med := median(tm.durs).Seconds()
+	med := stats.Median(tm.durs).Seconds()
 	r := measurement{Impl: "go", Config: j.p.Name, Arch: j.cfg.Arch, Mode: mode, Dtype: j.cfg.Dtype, Backend: ops.Backend,
 		Threads: runtime.GOMAXPROCS(0), Batch: batch, Context: j.cfg.Context, Params: m.NumParams(),
 		Steps: j.opt.steps, Warmup: j.opt.warmup, MsMedian: 1e3 * med,

@@ -7,6 +7,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"lipformer/internal/stats"
 )
 
 // pooled is one configuration, architecture and mode over several runs of bench (files of
@@ -136,10 +138,10 @@ func pool(paths []string) ([]pooled, []string, error) {
 			GoMs: map[string]float64{}, GoRuns: map[string]int{}, Ratio: map[string]float64{},
 			RatioMin: map[string]float64{}, RatioMax: map[string]float64{}}
 		if ts := torchMs[k]; len(ts) > 0 {
-			p.TorchMs, p.TorchRuns = median(ts), len(ts)
+			p.TorchMs, p.TorchRuns = stats.Median(ts), len(ts)
 		}
 		for b, ms := range goMs[k] {
-			p.GoMs[b], p.GoRuns[b] = median(ms), len(ms)
+			p.GoMs[b], p.GoRuns[b] = stats.Median(ms), len(ms)
 			if p.TorchRuns > 0 {
 				p.Ratio[b] = p.GoMs[b] / p.TorchMs
 			}
@@ -151,7 +153,7 @@ func pool(paths []string) ([]pooled, []string, error) {
 				if p.VsTrain == nil {
 					p.VsTrain, p.VsTrainMin, p.VsTrainMax = map[string]float64{}, map[string]float64{}, map[string]float64{}
 				}
-				p.VsTrain[b] = median(train) / median(here)
+				p.VsTrain[b] = stats.Median(train) / stats.Median(here)
 				if sp := speedups[k][b]; len(sp) > 0 {
 					p.VsTrainMin[b], p.VsTrainMax[b] = slices.Min(sp), slices.Max(sp)
 				}

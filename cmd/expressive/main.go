@@ -38,25 +38,10 @@ func main() {
 	}
 }
 
-// config is the parsed command line.
+// config is the parsed command line: the experiment, or earlier outputs to read, and what
+// to do with the cells.
 type config struct {
-	Ls, ks   []int
-	methods  []string
-	eps      float64
-	delta    float64
-	trials   int
-	dMax     int
-	relTol   float64
-	ratio    float64
-	margin   float64
-	gd       expressive.GDOptions
-	gdLMax   int
-	gdDStart int
-	gdDMax   int
-	gdRelTol float64
-	gdWalk   bool
-	gdFull   bool
-	seed     uint64
+	exp      expressive.Experiment
 	json     bool
 	csvPath  string
 	plotPath string
@@ -70,22 +55,22 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	Ls := fs.String("L", "16,32,64,128,256,512,1024", "comma-separated sequence lengths L")
 	ks := fs.String("k", "1,2,4", "comma-separated sparsities k (nonzeros per row and column)")
 	methods := fs.String("method", "jl", "comma-separated methods: jl (constructive), gd (gradient descent)")
-	fs.Float64Var(&c.eps, "eps", 0.1, "precision: ratio error <= log(1+eps) and leak <= eps")
-	fs.Float64Var(&c.delta, "delta", 0.1, "a d succeeds when the success rate is >= 1-delta")
-	fs.IntVar(&c.trials, "trials", 20, "random targets per (method, L, k, d)")
-	fs.IntVar(&c.dMax, "d-max", 1<<20, "largest head width d tried by jl")
-	fs.Float64Var(&c.relTol, "rel-tol", 0, "jl bisection stops at hi-lo <= rel-tol*lo (0: exact)")
-	fs.Float64Var(&c.ratio, "range", 10, "target values are log-uniform on [1, range]")
-	fs.Float64Var(&c.margin, "margin", expressive.DefaultMargin, "jl margin in nats: Delta = log(1/eps) + margin")
-	fs.IntVar(&c.gd.MaxIter, "gd-iters", expressive.DefaultGDOptions(0.1).MaxIter, "gd: Adam steps per target")
-	fs.Float64Var(&c.gd.LearningRate, "gd-lr", expressive.DefaultGDOptions(0.1).LearningRate, "gd: Adam learning rate")
-	fs.IntVar(&c.gdLMax, "gd-L-max", 256, "gd runs only for L <= gd-L-max")
-	fs.IntVar(&c.gdDStart, "gd-d-start", 1, "first head width d tried by gd (the search doubles from it, then bisects below the first pass)")
-	fs.IntVar(&c.gdDMax, "gd-d-max", 1024, "largest head width d tried by gd")
-	fs.Float64Var(&c.gdRelTol, "gd-rel-tol", 0.1, "gd bisection stops at hi-lo <= gd-rel-tol*lo")
+	fs.Float64Var(&c.exp.Eps, "eps", 0.1, "precision: ratio error <= log(1+eps) and leak <= eps")
+	fs.Float64Var(&c.exp.Delta, "delta", 0.1, "a d succeeds when the success rate is >= 1-delta")
+	fs.IntVar(&c.exp.Trials, "trials", 20, "random targets per (method, L, k, d)")
+	fs.IntVar(&c.exp.JLSearch.Max, "d-max", 1<<20, "largest head width d tried by jl")
+	fs.Float64Var(&c.exp.JLSearch.RelTol, "rel-tol", 0, "jl bisection stops at hi-lo <= rel-tol*lo (0: exact)")
+	fs.Float64Var(&c.exp.Range, "range", 10, "target values are log-uniform on [1, range]")
+	fs.Float64Var(&c.exp.Margin, "margin", expressive.DefaultMargin, "jl margin in nats: Delta = log(1/eps) + margin")
+	fs.IntVar(&c.exp.GD.MaxIter, "gd-iters", expressive.DefaultGDOptions(0.1).MaxIter, "gd: Adam steps per target")
+	fs.Float64Var(&c.exp.GD.LearningRate, "gd-lr", expressive.DefaultGDOptions(0.1).LearningRate, "gd: Adam learning rate")
+	fs.IntVar(&c.exp.GDLMax, "gd-L-max", 256, "gd runs only for L <= gd-L-max")
+	fs.IntVar(&c.exp.GDSearch.Start, "gd-d-start", 1, "first head width d tried by gd (the search doubles from it, then bisects below the first pass)")
+	fs.IntVar(&c.exp.GDSearch.Max, "gd-d-max", 1024, "largest head width d tried by gd")
+	fs.Float64Var(&c.exp.GDSearch.RelTol, "gd-rel-tol", 0.1, "gd bisection stops at hi-lo <= gd-rel-tol*lo")
 	gdSearch := fs.String("gd-search", "double", "gd search over d: double (double from gd-d-start, then bisect) or walk (steps of 1 from gd-d-start: up while failing, down while passing)")
-	fs.BoolVar(&c.gdFull, "gd-full", false, "gd: run every trial at each d instead of stopping once pass or fail is decided")
-	seed := fs.Uint64("seed", 1, "random seed")
+	fs.BoolVar(&c.exp.GDFull, "gd-full", false, "gd: run every trial at each d instead of stopping once pass or fail is decided")
+	fs.Uint64Var(&c.exp.Seed, "seed", 1, "random seed")
 	fs.BoolVar(&c.json, "json", false, "write one JSON object per line to stdout (human table to stderr)")
 	fs.StringVar(&c.csvPath, "csv", "", "write one CSV row per (method, k, L) to this file")
 	fs.StringVar(&c.plotPath, "plot", "", "plot smallest d against L to this .png or .svg file")
@@ -93,11 +78,11 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	if err := cli.Parse(fs, args); err != nil {
 		return nil, err
 	}
-	c.seed = *seed
+	c.exp.JLSearch.Start = 1
 	switch *gdSearch {
 	case "double":
 	case "walk":
-		c.gdWalk = true
+		c.exp.GDSearch.Walk = true
 	default:
 		return nil, fmt.Errorf("-gd-search: %q is not double or walk", *gdSearch)
 	}
@@ -105,10 +90,10 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		c.inPaths = strings.Split(*in, ",")
 	}
 	var err error
-	if c.Ls, err = cli.Ints("-L", *Ls); err != nil {
+	if c.exp.Ls, err = cli.Ints("-L", *Ls); err != nil {
 		return nil, err
 	}
-	if c.ks, err = cli.Ints("-k", *ks); err != nil {
+	if c.exp.Ks, err = cli.Ints("-k", *ks); err != nil {
 		return nil, err
 	}
 	for _, m := range strings.Split(*methods, ",") {
@@ -116,38 +101,39 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		if m != expressive.MethodJL && m != expressive.MethodGD {
 			return nil, fmt.Errorf("-method: %q is not jl or gd", m)
 		}
-		c.methods = append(c.methods, m)
+		c.exp.Methods = append(c.exp.Methods, m)
 	}
 	return c, c.check()
 }
 
 // check validates the numeric flags, naming the flag at fault.
 func (c *config) check() error {
+	e := &c.exp
 	switch {
-	case !(c.eps > 0 && c.eps < 1):
-		return fmt.Errorf("-eps = %v, want 0 < eps < 1", c.eps)
-	case !(c.delta >= 0 && c.delta < 1):
-		return fmt.Errorf("-delta = %v, want 0 <= delta < 1", c.delta)
-	case c.trials < 1:
-		return fmt.Errorf("-trials = %d, want >= 1", c.trials)
-	case c.dMax < 1:
-		return fmt.Errorf("-d-max = %d, want >= 1", c.dMax)
-	case c.gdDMax < 1:
-		return fmt.Errorf("-gd-d-max = %d, want >= 1", c.gdDMax)
-	case c.gdDStart < 1 || c.gdDStart > c.gdDMax:
-		return fmt.Errorf("-gd-d-start = %d, want 1 <= gd-d-start <= gd-d-max = %d", c.gdDStart, c.gdDMax)
-	case !(c.relTol >= 0) || math.IsInf(c.relTol, 1):
-		return fmt.Errorf("-rel-tol = %v, want finite and >= 0", c.relTol)
-	case !(c.gdRelTol >= 0) || math.IsInf(c.gdRelTol, 1):
-		return fmt.Errorf("-gd-rel-tol = %v, want finite and >= 0", c.gdRelTol)
-	case !(c.ratio >= 1) || math.IsInf(c.ratio, 1):
-		return fmt.Errorf("-range = %v, want finite and >= 1", c.ratio)
-	case !(c.margin >= 0) || math.IsInf(c.margin, 1):
-		return fmt.Errorf("-margin = %v, want finite and >= 0", c.margin)
-	case c.gd.MaxIter < 1:
-		return fmt.Errorf("-gd-iters = %d, want >= 1", c.gd.MaxIter)
-	case !(c.gd.LearningRate > 0) || math.IsInf(c.gd.LearningRate, 1):
-		return fmt.Errorf("-gd-lr = %v, want finite and > 0", c.gd.LearningRate)
+	case !(e.Eps > 0 && e.Eps < 1):
+		return fmt.Errorf("-eps = %v, want 0 < eps < 1", e.Eps)
+	case !(e.Delta >= 0 && e.Delta < 1):
+		return fmt.Errorf("-delta = %v, want 0 <= delta < 1", e.Delta)
+	case e.Trials < 1:
+		return fmt.Errorf("-trials = %d, want >= 1", e.Trials)
+	case e.JLSearch.Max < 1:
+		return fmt.Errorf("-d-max = %d, want >= 1", e.JLSearch.Max)
+	case e.GDSearch.Max < 1:
+		return fmt.Errorf("-gd-d-max = %d, want >= 1", e.GDSearch.Max)
+	case e.GDSearch.Start < 1 || e.GDSearch.Start > e.GDSearch.Max:
+		return fmt.Errorf("-gd-d-start = %d, want 1 <= gd-d-start <= gd-d-max = %d", e.GDSearch.Start, e.GDSearch.Max)
+	case !(e.JLSearch.RelTol >= 0) || math.IsInf(e.JLSearch.RelTol, 1):
+		return fmt.Errorf("-rel-tol = %v, want finite and >= 0", e.JLSearch.RelTol)
+	case !(e.GDSearch.RelTol >= 0) || math.IsInf(e.GDSearch.RelTol, 1):
+		return fmt.Errorf("-gd-rel-tol = %v, want finite and >= 0", e.GDSearch.RelTol)
+	case !(e.Range >= 1) || math.IsInf(e.Range, 1):
+		return fmt.Errorf("-range = %v, want finite and >= 1", e.Range)
+	case !(e.Margin >= 0) || math.IsInf(e.Margin, 1):
+		return fmt.Errorf("-margin = %v, want finite and >= 0", e.Margin)
+	case e.GD.MaxIter < 1:
+		return fmt.Errorf("-gd-iters = %d, want >= 1", e.GD.MaxIter)
+	case !(e.GD.LearningRate > 0) || math.IsInf(e.GD.LearningRate, 1):
+		return fmt.Errorf("-gd-lr = %v, want finite and > 0", e.GD.LearningRate)
 	}
 	if c.plotPath != "" {
 		if ext := strings.ToLower(filepath.Ext(c.plotPath)); ext != ".png" && ext != ".svg" {

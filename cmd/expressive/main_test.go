@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"lipformer/expressive"
 )
 
 func TestFlagErrorsNameTheFlag(t *testing.T) {
@@ -39,40 +41,22 @@ func TestFlagErrorsNameTheFlag(t *testing.T) {
 	}
 }
 
-// -gd-search walk tries d in steps of 1 from -gd-d-start.
-func TestGDWalk(t *testing.T) {
-	var stdout bytes.Buffer
-	args := []string{"-L", "8", "-k", "1", "-method", "gd", "-trials", "3", "-gd-search", "walk", "-gd-d-start", "3", "-json"}
-	if err := run(args, &stdout, &bytes.Buffer{}); err != nil {
+// The search flags set the search over d of each method: jl from 1 to -d-max, gd from
+// -gd-d-start to -gd-d-max, walking with -gd-search walk. (The walk itself is tested in
+// package expressive.)
+func TestSearchFlags(t *testing.T) {
+	c, err := parseFlags([]string{"-d-max", "64", "-rel-tol", "0.5", "-gd-search", "walk", "-gd-d-start", "3", "-gd-d-max", "9", "-gd-rel-tol", "0.2"}, &bytes.Buffer{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	var cell struct {
-		Type  string `json:"type"`
-		DMin  int    `json:"d_min"`
-		Tried []struct {
-			D    int  `json:"d"`
-			Pass bool `json:"pass"`
-		} `json:"tried"`
+	if want := (expressive.SearchOptions{Start: 1, Max: 64, RelTol: 0.5}); c.exp.Search(expressive.MethodJL) != want {
+		t.Errorf("jl search %+v, want %+v", c.exp.Search(expressive.MethodJL), want)
 	}
-	if err := json.Unmarshal([]byte(strings.SplitN(stdout.String(), "\n", 2)[0]), &cell); err != nil || cell.Type != "cell" {
-		t.Fatalf("first line %q: %v", stdout.String(), err)
+	if want := (expressive.SearchOptions{Start: 3, Max: 9, RelTol: 0.2, Walk: true}); c.exp.Search(expressive.MethodGD) != want {
+		t.Errorf("gd search %+v, want %+v", c.exp.Search(expressive.MethodGD), want)
 	}
-	if len(cell.Tried) < 2 || cell.Tried[0].D != 3 {
-		t.Fatalf("tried %+v, want a walk from d = 3", cell.Tried)
-	}
-	for i := 1; i < len(cell.Tried); i++ {
-		if step := cell.Tried[i].D - cell.Tried[i-1].D; step != 1 && step != -1 {
-			t.Fatalf("tried %+v: a step of %d", cell.Tried, step)
-		}
-	}
-	last, want := cell.Tried[len(cell.Tried)-1], 0
-	if last.Pass {
-		want = last.D // walked up to the first pass, or down to d = 1
-	} else {
-		want = last.D + 1 // walked down to the first failure
-	}
-	if cell.DMin != want {
-		t.Fatalf("d_min %d after tried %+v", cell.DMin, cell.Tried)
+	if c, err = parseFlags(nil, &bytes.Buffer{}); err != nil || c.exp.Search(expressive.MethodGD).Walk {
+		t.Errorf("default gd search %+v (%v), want doubling", c.exp.Search(expressive.MethodGD), err)
 	}
 }
 

@@ -1,4 +1,4 @@
-package main
+package tightness
 
 import (
 	"errors"
@@ -14,34 +14,28 @@ import (
 	"lipformer/ops"
 )
 
-// newLayer builds the attention layer of the command line: every map the
-// (D, D) identity for -weights unit, or N(0, 1/D) entries drawn from the seed
-// for -weights random.
-func (c *config) newLayer() (*layers.Attention, error) {
-	std := 1 / math.Sqrt(float64(c.dim))
-	rng := rand.New(rand.NewPCG(c.seed, 0x3e16))
-	a, err := layers.NewAttention("attn", c.kind, c.dim, c.heads, c.causal, std, std, tensor.Float64, rng)
-	if err != nil || c.weights == "random" {
+// newLayer builds the attention layer of c: every map the (D, D) identity for
+// WeightsUnit, or N(0, 1/D) entries drawn from the seed for WeightsRandom.
+func (c *Config) newLayer() (*layers.Attention, error) {
+	std := 1 / math.Sqrt(float64(c.Dim))
+	rng := rand.New(rand.NewPCG(c.Search.Seed, 0x3e16))
+	a, err := layers.NewAttention("attn", c.Kind, c.Dim, c.Heads, c.Causal, std, std, tensor.Float64, rng)
+	if err != nil || c.Weights == WeightsRandom {
 		return a, err
 	}
 	for _, p := range a.Params() {
 		v := p.Value.Data().([]float64)
 		clear(v)
-		for k := range c.dim {
-			v[k*c.dim+k] = 1
+		for k := range c.Dim {
+			v[k*c.Dim+k] = 1
 		}
 	}
 	return a, nil
 }
 
-// useScalar reports whether the closed-form D = H = 1 Jacobian is used.
-func (c *config) useScalar() bool {
-	return c.engine == "scalar" || (c.engine == "auto" && c.dim == 1 && c.heads == 1)
-}
-
-// newMaps returns -workers independent maps of layer a on n tokens, and a
+// newMaps returns c.Workers independent maps of layer a on n tokens, and a
 // function that releases them.
-func (c *config) newMaps(a *layers.Attention, n int) ([]search.Map, func(), error) {
+func (c *Config) newMaps(a *layers.Attention, n int) ([]search.Map, func(), error) {
 	var maps []search.Map
 	var graphs []*search.GraphMap
 	release := func() {
@@ -49,7 +43,7 @@ func (c *config) newMaps(a *layers.Attention, n int) ([]search.Map, func(), erro
 			g.Close()
 		}
 	}
-	for range c.workers {
+	for range c.Workers {
 		if c.useScalar() {
 			s, err := search.ScalarFromLayer(a, n)
 			if err != nil {
@@ -72,23 +66,23 @@ func (c *config) newMaps(a *layers.Attention, n int) ([]search.Map, func(), erro
 var errNoBound = errors.New("no upper bound")
 
 // upperBounds returns the upper bound on Lip_p of tied L2 layer a on n tokens
-// (the corrected 2-norm bound for -norm 2) and, for the 2-norm, docs/math.md's
+// (the corrected 2-norm bound for the 2-norm) and, for the 2-norm, docs/math.md's
 // formula as stated (which is not a bound for large W^Q). It returns
 // errNoBound for dot-product attention.
-func (c *config) upperBounds(a *layers.Attention, n int) (upper, asStated float64, err error) {
-	if c.kind != ops.L2 {
+func (c *Config) upperBounds(a *layers.Attention, n int) (upper, asStated float64, err error) {
+	if c.Kind != ops.L2 {
 		return 0, 0, errNoBound
 	}
-	wq, err := lipschitz.HeadSlices(dense(a.WQ), c.heads)
+	wq, err := lipschitz.HeadSlices(dense(a.WQ), c.Heads)
 	if err != nil {
 		return 0, 0, err
 	}
-	wv, err := lipschitz.HeadSlices(dense(a.WV), c.heads)
+	wv, err := lipschitz.HeadSlices(dense(a.WV), c.Heads)
 	if err != nil {
 		return 0, 0, err
 	}
 	wo := dense(a.WO)
-	if c.norm == search.NormInf {
+	if c.Search.Norm == search.NormInf {
 		upper, err = lipschitz.L2MHABoundInf(n, wq, wv, wo)
 		return upper, 0, err
 	}

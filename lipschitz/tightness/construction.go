@@ -1,4 +1,4 @@
-package main
+package tightness
 
 import (
 	"math"
@@ -23,15 +23,15 @@ const (
 // a causal mask) and the others spread as far as the box allows. For D = H = 1
 // L2 attention at the best t it gives ||J||_inf about
 // 4 W_0((N-1)/e) + 1 - 2W/(W+1), within 2 of the upper bound.
-func (c *config) constructionInput(n int, t float64) []float64 {
-	x := make([]float64, n*c.dim)
+func (c *Config) constructionInput(n int, t float64) []float64 {
+	x := make([]float64, n*c.Dim)
 	for i := range n - 1 {
 		v := t
 		if i%2 == 1 {
 			v = -t
 		}
-		for k := range c.dim {
-			x[i*c.dim+k] = v
+		for k := range c.Dim {
+			x[i*c.Dim+k] = v
 		}
 	}
 	return x
@@ -41,7 +41,7 @@ func (c *config) constructionInput(n int, t float64) []float64 {
 // inputs with spread t in (0, T], T = r in a box, else constructionMaxT, and
 // that t: a log-spaced scan, then golden-section refinement. Each value is an
 // exact Jacobian norm at an input, hence a lower bound like the search's.
-func (c *config) construction(obj *search.Objective, n int, r float64) (value, spread float64, err error) {
+func (c *Config) construction(obj *search.Objective, n int, r float64) (value, spread float64, err error) {
 	top := r
 	if top == 0 {
 		top = constructionMaxT

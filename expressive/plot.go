@@ -1,4 +1,4 @@
-package main
+package expressive
 
 import (
 	"fmt"
@@ -13,11 +13,12 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// writePlot draws the smallest d against L, one line per (method, k), with the fitted
-// a + b log L of each as a thin dashed line. Both axes are logarithmic: the methods differ
-// by orders of magnitude in d. The fitted curve is drawn only where it is positive.
-func writePlot(path string, groups []*group) error {
-	c := groups[0].results[0].Cell
+// SavePlot draws the smallest d against L to a .png or .svg file at path, one line per
+// (method, k), with the fitted a + b log L of each as a thin dashed line. Both axes are
+// logarithmic: the methods differ by orders of magnitude in d. The fitted curve is drawn
+// only where it is positive.
+func SavePlot(path string, groups []*Group) error {
+	c := groups[0].Results[0].Cell
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("Smallest d with success rate >= %g (eps = %g, values in [1, %g])", 1-c.Delta, c.Eps, c.Range)
 	p.X.Label.Text = "sequence length L"
@@ -31,7 +32,7 @@ func writePlot(path string, groups []*group) error {
 	drawn := 0
 	for i, g := range groups {
 		var pts plotter.XYs
-		for _, r := range g.results {
+		for _, r := range g.Results {
 			if r.Search.Found {
 				pts = append(pts, plotter.XY{X: float64(r.Cell.L), Y: float64(r.Search.D)})
 			}
@@ -42,33 +43,30 @@ func writePlot(path string, groups []*group) error {
 		col := plotutil.Color(i)
 		line, scatter, err := plotter.NewLinePoints(pts)
 		if err != nil {
-			return fmt.Errorf("-plot: %w", err)
+			return err
 		}
 		line.Color, scatter.Color = col, col
 		scatter.Shape = plotutil.Shape(i)
-		if g.method == "gd" {
+		if g.Method == MethodGD {
 			line.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
 		}
 		p.Add(line, scatter)
-		p.Legend.Add(fmt.Sprintf("%s k=%d", g.method, g.k), line, scatter)
+		p.Legend.Add(fmt.Sprintf("%s k=%d", g.Method, g.K), line, scatter)
 		drawn++
-		if g.fitted {
-			if fit := fitLine(g, pts, col); fit != nil {
+		if g.Fitted {
+			if fit := fittedCurve(g, pts, col); fit != nil {
 				p.Add(fit)
 			}
 		}
 	}
 	if drawn == 0 {
-		return fmt.Errorf("-plot: no cell found a d, nothing to plot")
+		return fmt.Errorf("no cell found a d, nothing to plot")
 	}
-	if err := p.Save(9*vg.Inch, 6*vg.Inch, path); err != nil {
-		return fmt.Errorf("-plot: %w", err)
-	}
-	return nil
+	return p.Save(9*vg.Inch, 6*vg.Inch, path)
 }
 
-// fitLine samples the fitted a + b log L over the group's range of L.
-func fitLine(g *group, pts plotter.XYs, col color.Color) *plotter.Line {
+// fittedCurve samples the fitted a + b log L over the group's range of L.
+func fittedCurve(g *Group, pts plotter.XYs, col color.Color) *plotter.Line {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, pt := range pts {
 		lo, hi = math.Min(lo, pt.X), math.Max(hi, pt.X)
@@ -76,7 +74,7 @@ func fitLine(g *group, pts plotter.XYs, col color.Color) *plotter.Line {
 	var xy plotter.XYs
 	for s := range 41 {
 		L := lo * math.Pow(hi/lo, float64(s)/40)
-		if y := g.logFit.A + g.logFit.B*math.Log(L); y > 0 {
+		if y := g.LogFit.A + g.LogFit.B*math.Log(L); y > 0 {
 			xy = append(xy, plotter.XY{X: L, Y: y})
 		}
 	}
@@ -92,11 +90,11 @@ func fitLine(g *group, pts plotter.XYs, col color.Color) *plotter.Line {
 }
 
 // lengthTicks labels the x axis at every length L of the data.
-func lengthTicks(groups []*group) plot.ConstantTicks {
+func lengthTicks(groups []*Group) plot.ConstantTicks {
 	seen := map[int]bool{}
 	var ticks plot.ConstantTicks
 	for _, g := range groups {
-		for _, r := range g.results {
+		for _, r := range g.Results {
 			if L := r.Cell.L; !seen[L] {
 				seen[L] = true
 				ticks = append(ticks, plot.Tick{Value: float64(L), Label: strconv.Itoa(L)})

@@ -1,4 +1,4 @@
-package main
+package tightness
 
 import (
 	"fmt"
@@ -14,42 +14,39 @@ import (
 	"lipformer/lipschitz/search"
 )
 
-// writePlot draws the bounds: against R (both axes logarithmic, one line per
-// N) when there are several radii, else the lower and upper bounds against N
-// (logarithmic x axis).
-func writePlot(path string, c *config, recs []record) error {
+// SavePlot draws the records' bounds to a .png or .svg file at path: against R (both
+// axes logarithmic, one line per N) when c has several radii, else the lower and upper
+// bounds against N (logarithmic x axis).
+func SavePlot(path string, c Config, recs []Record) error {
 	p := plot.New()
 	var err error
-	if len(c.radii) > 1 {
+	if len(c.Radii) > 1 {
 		err = plotAgainstR(p, c, recs)
 	} else {
 		err = plotAgainstN(p, c, recs)
 	}
 	if err != nil {
-		return fmt.Errorf("-plot: %w", err)
+		return err
 	}
-	if err := p.Save(8*vg.Inch, 5.5*vg.Inch, path); err != nil {
-		return fmt.Errorf("-plot: %w", err)
-	}
-	return nil
+	return p.Save(8*vg.Inch, 5.5*vg.Inch, path)
 }
 
 // title describes the layer and the search.
-func title(c *config) string {
+func title(c Config) string {
 	causal := ""
-	if c.causal {
+	if c.Causal {
 		causal = ", causal"
 	}
 	return fmt.Sprintf("%v attention, D=%d, H=%d, %s weights%s: ||J||_%v, %d starts x %d Adam steps",
-		c.kind, c.dim, c.heads, c.weights, causal, c.norm, c.inits, c.steps)
+		c.Kind, c.Dim, c.Heads, c.Weights, causal, c.Search.Norm, c.Search.Starts, c.Search.Steps)
 }
 
 // plotAgainstN draws the lower bound, the best two-cluster input and (if any)
 // the upper bound against N.
-func plotAgainstN(p *plot.Plot, c *config, recs []record) error {
+func plotAgainstN(p *plot.Plot, c Config, recs []Record) error {
 	p.Title.Text = title(c)
 	p.X.Label.Text = "sequence length N"
-	p.Y.Label.Text = fmt.Sprintf("Lipschitz constant (%v-norm)", c.norm)
+	p.Y.Label.Text = fmt.Sprintf("Lipschitz constant (%v-norm)", c.Search.Norm)
 	p.X.Scale = plot.LogScale{}
 	var ticks plot.ConstantTicks
 	var lower, pair, upper plotter.XYs
@@ -62,7 +59,7 @@ func plotAgainstN(p *plot.Plot, c *config, recs []record) error {
 		ticks = append(ticks, plot.Tick{Value: float64(r.N), Label: strconv.Itoa(r.N)})
 	}
 	p.X.Tick.Marker = ticks
-	if c.norm == search.Norm2 {
+	if c.Search.Norm == search.Norm2 {
 		// The 2-norm bound grows like sqrt(N) log N, far above the lower bound.
 		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
 	}
@@ -71,7 +68,7 @@ func plotAgainstN(p *plot.Plot, c *config, recs []record) error {
 	args := []any{"lower bound (best ||J(X)|| found by Adam)", lower, "two-cluster input (one token 0, the others at +-t)", pair}
 	if len(upper) > 0 {
 		name := "upper bound (Kim et al. Thm 3.2)"
-		if c.norm == search.Norm2 {
+		if c.Search.Norm == search.Norm2 {
 			name = "upper bound (Kim et al. Thm 3.2, W^Q norm squared)"
 		}
 		args = append(args, name, upper)
@@ -81,16 +78,16 @@ func plotAgainstN(p *plot.Plot, c *config, recs []record) error {
 
 // plotAgainstR draws the lower bound against R, one line per N, with the
 // reference R^2 (docs/math.md's ("Attention") quadratic growth) dashed.
-func plotAgainstR(p *plot.Plot, c *config, recs []record) error {
+func plotAgainstR(p *plot.Plot, c Config, recs []Record) error {
 	p.Title.Text = title(c)
 	p.X.Label.Text = "box radius R (||X||_inf <= R)"
-	p.Y.Label.Text = fmt.Sprintf("lower bound on Lip (%v-norm)", c.norm)
+	p.Y.Label.Text = fmt.Sprintf("lower bound on Lip (%v-norm)", c.Search.Norm)
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
 	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: -1}
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Legend.XOffs, p.Legend.YOffs = vg.Points(10), -vg.Points(10)
 	var args []any
-	for _, n := range c.ns {
+	for _, n := range c.Ns {
 		var pts plotter.XYs
 		for _, r := range recs {
 			if r.N == n && r.Lower > 0 {
@@ -103,7 +100,7 @@ func plotAgainstR(p *plot.Plot, c *config, recs []record) error {
 		return err
 	}
 	var ref plotter.XYs
-	for _, r := range c.radii {
+	for _, r := range c.Radii {
 		ref = append(ref, plotter.XY{X: r, Y: r * r})
 	}
 	sort.Slice(ref, func(i, j int) bool { return ref[i].X < ref[j].X })

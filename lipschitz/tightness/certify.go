@@ -1,69 +1,65 @@
-package main
+package tightness
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"text/tabwriter"
 
-	"lipformer/internal/cli"
 	"lipformer/lipschitz/search"
 	"lipformer/model"
 	"lipformer/ops"
 )
 
-// attnLooseness is one tied L2 attention layer of a checkpoint: its bounds and certified
+// AttnLooseness is one tied L2 attention layer of a model: its bounds and certified
 // constants, and with a search the best measured lower bounds and the certified constants at
 // the search's N, whose ratio is the looseness.
-type attnLooseness struct {
+type AttnLooseness struct {
 	model.AttnReport
 	Lower       *search.LowerBounds `json:"lower,omitempty"`
 	CertInfAtN  model.Bound         `json:"certified_inf_at_n,omitempty"`
 	CertTok2AtN model.Bound         `json:"certified_token2_at_n,omitempty"`
 }
 
-// certification is the -json output of -ckpt.
-type certification struct {
+// Certification is a model's certificate with its attention layers' looseness; its JSON
+// form is the certificate's with an "attention" array.
+type Certification struct {
 	*model.Certificate
-	Attention []attnLooseness `json:"attention"`
+	Attention []AttnLooseness `json:"attention"`
+	// N is the number of tokens of the searches, 0 without.
+	N int `json:"-"`
 }
 
-// certify prints the Lipschitz certificate of a checkpoint and its attention layers'
-// bounds, as tables or as JSON; with searchN > 0 it also searches each tied L2 attention
-// layer for lower bounds on sequences of searchN tokens (o's starts and steps).
-func certify(arg string, searchN int, o search.Options, asJSON bool, w io.Writer) error {
-	path, err := cli.CheckpointPath(arg)
-	if err != nil {
-		return err
-	}
-	m, _, err := model.Load(path)
-	if err != nil {
-		return err
-	}
+// Certify returns the Lipschitz certificate of m and its attention layers' bounds; with
+// n > 0 it also searches each tied L2 attention layer for lower bounds on sequences of n
+// tokens (o's starts and steps; search.LayerLowerBounds).
+func Certify(m *model.Model, n int, o search.Options) (*Certification, error) {
 	cert, err := m.Certificate()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	attn, err := looseness(m, searchN, o)
+	attn, err := looseness(m, n, o)
 	if err != nil {
+		return nil, err
+	}
+	return &Certification{Certificate: cert, Attention: attn, N: n}, nil
+}
+
+// WriteTable prints the certificate of the model at path as tables: its factors and
+// products, then its attention layers' bounds and, with a search, their looseness.
+func (c *Certification) WriteTable(w io.Writer, path string) error {
+	if err := certTable(w, path, c.Certificate); err != nil {
 		return err
 	}
-	if asJSON {
-		return json.NewEncoder(w).Encode(certification{cert, attn})
-	}
-	if err := certTable(w, path, cert); err != nil {
-		return err
-	}
-	return loosenessTable(w, attn, searchN)
+	return loosenessTable(w, c.Attention, c.N)
 }
 
 // looseness reports every tied L2 attention layer of m, with lower bounds at searchN tokens
 // when searchN > 0 (on a float64 copy of the model).
-func looseness(m *model.Model, searchN int, o search.Options) ([]attnLooseness, error) {
+func looseness(m *model.Model, searchN int, o search.Options) ([]AttnLooseness, error) {
 	reports, err := m.AttentionReport()
 	if err != nil || searchN < 1 || len(reports) == 0 {
-		out := make([]attnLooseness, len(reports))
+		out := make([]AttnLooseness, len(reports))
 		for i, r := range reports {
 			out[i].AttnReport = r
 		}
@@ -74,12 +70,12 @@ func looseness(m *model.Model, searchN int, o search.Options) ([]attnLooseness, 
 		return nil, err
 	}
 	layers := m64.Attentions()
-	out := make([]attnLooseness, 0, len(reports))
+	out := make([]AttnLooseness, 0, len(reports))
 	for _, a := range layers {
 		if a.Kind != ops.L2 {
 			continue
 		}
-		r := attnLooseness{AttnReport: reports[len(out)]}
+		r := AttnLooseness{AttnReport: reports[len(out)]}
 		lb, err := search.LayerLowerBounds(a, searchN, o)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r.Name, err)
@@ -100,7 +96,7 @@ func looseness(m *model.Model, searchN int, o search.Options) ([]attnLooseness, 
 
 // loosenessTable prints the attention layers' bounds, scales and certified constants, and
 // with a search the lower bounds and the ratios certified / lower.
-func loosenessTable(w io.Writer, attn []attnLooseness, searchN int) error {
+func loosenessTable(w io.Writer, attn []AttnLooseness, searchN int) error {
 	if len(attn) == 0 {
 		return nil
 	}

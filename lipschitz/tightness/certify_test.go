@@ -1,0 +1,108 @@
+package tightness
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"lipformer/data"
+	"lipformer/model"
+	"lipformer/train"
+)
+
+// TestCertify trains l2 and dp models two steps and certifies their checkpoints: the
+// certificate matches the training summary's, and a search gives lower bounds below the
+// certified constants.
+func TestCertify(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "text.txt")
+	os.WriteFile(path, []byte(strings.Repeat("to be or not to be. ", 100)), 0o644)
+	c, err := data.Load(context.Background(), path, data.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := defaults().Search
+	for _, arch := range []string{"l2", "dp"} {
+		m, err := model.New(model.Config{Arch: arch, Layers: 1, Heads: 1, Width: 8, Context: 8, Vocab: c.Vocab.Size(), Norm: "pre", Dtype: "float32", Std: 0.02}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opt := train.DefaultOptions()
+		opt.Data, opt.Steps, opt.Batch, opt.Warmup, opt.EvalEvery = path, 2, 2, 0, 2
+		out := t.TempDir()
+		r := &train.Run{Model: m, Corpus: c, Opt: opt, Out: out, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Certify: true}
+		sum, err := r.Train(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		loaded, _, err := model.Load(filepath.Join(out, "ckpt.safetensors"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var js bytes.Buffer
+		certified, err := Certify(loaded, 0, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.NewEncoder(&js).Encode(certified); err != nil {
+			t.Fatal(err)
+		}
+		var cert struct {
+			Inf     *float64 `json:"product_inf"`
+			Factors []struct{ Name string }
+		}
+		if err := json.Unmarshal(js.Bytes(), &cert); err != nil {
+			t.Fatal(err)
+		}
+		if len(cert.Factors) != 4 || (arch == "dp") != (cert.Inf == nil) {
+			t.Fatalf("%s: certificate %s", arch, js.String())
+		}
+		if arch == "l2" && math.Abs(*cert.Inf-float64(sum.Certificate.Inf)) > 1e-6**cert.Inf {
+			t.Errorf("certificate %v differs from the training summary's %v", *cert.Inf, sum.Certificate.Inf)
+		}
+		if arch != "l2" {
+			continue
+		}
+		o.Starts, o.Steps = 2, 10
+		searched, err := Certify(loaded, 4, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		js.Reset()
+		if err := json.NewEncoder(&js).Encode(searched); err != nil {
+			t.Fatal(err)
+		}
+		var loose struct {
+			Attention []struct {
+				Name        string
+				Lower       *struct{ Inf, Token2 float64 }
+				CertInfAtN  float64 `json:"certified_inf_at_n"`
+				CertTok2AtN float64 `json:"certified_token2_at_n"`
+			}
+		}
+		if err := json.Unmarshal(js.Bytes(), &loose); err != nil {
+			t.Fatal(err)
+		}
+		if len(loose.Attention) != 1 || loose.Attention[0].Lower == nil {
+			t.Fatalf("looseness %s", js.String())
+		}
+		a := loose.Attention[0]
+		if !(a.Lower.Inf > 0) || a.Lower.Inf > a.CertInfAtN || !(a.Lower.Token2 > 0) || a.Lower.Token2 > a.CertTok2AtN {
+			t.Errorf("%s: lower bounds %+v against certified %v (inf) and %v (token2)", a.Name, *a.Lower, a.CertInfAtN, a.CertTok2AtN)
+		}
+		o.Starts, o.Steps = 1, 5
+		if searched, err = Certify(loaded, 4, o); err != nil {
+			t.Fatal(err)
+		}
+		var table bytes.Buffer
+		if err := searched.WriteTable(&table, "ckpt"); err != nil || !strings.Contains(table.String(), "token2 looseness") {
+			t.Errorf("table: %v\n%s", err, table.String())
+		}
+	}
+}

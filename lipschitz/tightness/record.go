@@ -1,0 +1,34 @@
+package tightness
+
+// Record is the result of one cell (N, R), also its JSON object.
+type Record struct {
+	Attn          string    `json:"attn"`
+	Norm          string    `json:"norm"`
+	N             int       `json:"n"`
+	D             int       `json:"d"`
+	Heads         int       `json:"heads"`
+	Causal        bool      `json:"causal"`
+	Weights       string    `json:"weights"`
+	Radius        float64   `json:"radius"`          // box ||X||_inf <= R; 0: none
+	Upper         *float64  `json:"upper"`           // upper bound on Lip_p; null for dp
+	Lower         float64   `json:"lower"`           // best ||J(X)||_p found: a lower bound on Lip_p
+	Ratio         *float64  `json:"ratio"`           // lower / upper; null for dp
+	UpperAsStated *float64  `json:"upper_as_stated"` // [K]'s 2-norm formula as stated (not a bound); null for inf
+	LowerMedian   float64   `json:"lower_median"`    // median over starts of each start's best
+	LowerRandom   float64   `json:"lower_random"`    // best over the random starts only
+	WarmStart     bool      `json:"warm_start"`      // start 0 began at the previous radius's best input
+	Construction  float64   `json:"construction"`    // largest ||J||_p over the two-cluster inputs (see constructionInput)
+	ConstructionT float64   `json:"construction_t"`  // their spread t
+	BestStart     int       `json:"best_start"`
+	PhiInv        float64   `json:"phi_inv"` // W_0((N-1)/e)
+	Inits         int       `json:"inits"`
+	Steps         int       `json:"steps"`
+	Refresh       int       `json:"refresh"`
+	LR            float64   `json:"lr"`
+	InitMin       float64   `json:"init_min"`
+	InitMax       float64   `json:"init_max"`
+	Seed          uint64    `json:"seed"`
+	Engine        string    `json:"engine"`
+	Seconds       float64   `json:"seconds"`
+	X             []float64 `json:"x,omitempty"` // the input, only when lower > upper
+}
