@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -53,13 +54,17 @@ type Run struct {
 	Log      *slog.Logger
 	Progress io.Writer // where a progress bar is drawn, or nil
 	Certify  bool      // add the certified Lipschitz constants of the final weights to the summary
+	// Restart starts a new run over the one in Out that stopped before its first
+	// checkpoint (ActRestart): Train removes its metrics log, under the lock.
+	Restart bool
 }
 
 // Train runs the optimisation and returns its summary, also written to OUT/summary.json.
 //
 // While it runs it holds an exclusive lock of OUT (LockFile, where available), and it
-// refuses a directory another process holds, a new run in a directory that holds one and
-// a resume that leaves no step to train, before it writes anything. Then it removes the
+// refuses a directory another process holds, a new run in a directory that holds one
+// (but for Restart), a resume that leaves no step to train and a resume on a corpus of
+// another vocabulary, before it writes anything. Then it removes the
 // temporary files that interrupted writes of the directory's files left behind, and a
 // resume truncates a torn last row of the metrics log (RepairMetrics).
 //
@@ -353,11 +358,12 @@ func (t *trainer[T]) restore(ck *model.Checkpoint) (int, error) {
 		return 0, fmt.Errorf("resume: %w", err)
 	}
 	kept := Metrics{}
-	for _, row := range m.Train {
+	trainT, _ := m.Times()
+	for i, row := range m.Train {
 		if row.Step < start {
 			t.stab.Observe(row.Step, row.Loss, row.GradNorm)
 			kept.Train = append(kept.Train, row)
-			t.before = time.Duration(row.ElapsedS * float64(time.Second))
+			t.before = time.Duration(trainT[i] * float64(time.Second))
 		}
 	}
 	for _, row := range m.Eval {
@@ -440,8 +446,8 @@ func (t *trainer[T]) finalScores(sum *Summary, val []uint8) error {
 	return nil
 }
 
-// save writes a checkpoint with the optimizer state and the training state after step
-// completed steps.
+// save writes a checkpoint with the optimizer state, the training state after step
+// completed steps and the path of a corpus file given by a relative path (MetaDataPath).
 func (t *trainer[T]) save(name string, step int) error {
 	opt, err := json.Marshal(t.Opt)
 	if err != nil {
@@ -451,7 +457,12 @@ func (t *trainer[T]) save(name string, step int) error {
 	if err != nil {
 		return err
 	}
+	corpus, err := t.corpusMeta()
+	if err != nil {
+		return err
+	}
 	state, meta := t.st.Adam.State()
+	maps.Copy(meta, corpus)
 	meta[MetaTrain], meta[MetaStep], meta[MetaBest] = string(opt), strconv.Itoa(step), string(best)
 	return t.Model.Save(filepath.Join(t.Out, name), t.Corpus.Vocab.Bytes(), state, meta)
 }
