@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -446,8 +445,8 @@ func (t *trainer[T]) finalScores(sum *Summary, val []uint8) error {
 	return nil
 }
 
-// save writes a checkpoint with the optimizer state, the training state after step
-// completed steps and the path of a corpus file given by a relative path (MetaDataPath).
+// save writes a checkpoint with the optimizer state and the training state after step
+// completed steps.
 func (t *trainer[T]) save(name string, step int) error {
 	opt, err := json.Marshal(t.Opt)
 	if err != nil {
@@ -457,12 +456,7 @@ func (t *trainer[T]) save(name string, step int) error {
 	if err != nil {
 		return err
 	}
-	corpus, err := t.corpusMeta()
-	if err != nil {
-		return err
-	}
 	state, meta := t.st.Adam.State()
-	maps.Copy(meta, corpus)
 	meta[MetaTrain], meta[MetaStep], meta[MetaBest] = string(opt), strconv.Itoa(step), string(best)
 	return t.Model.Save(filepath.Join(t.Out, name), t.Corpus.Vocab.Bytes(), state, meta)
 }

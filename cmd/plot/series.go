@@ -80,7 +80,7 @@ type curve struct {
 // loss is that of the batch of step k, before its update; an evaluation row scores the
 // weights after k steps. Time is the training time of the rows, carried across resumes.
 func extract(m train.Metrics, q query) curve {
-	trainT, evalT := continuousTime(m)
+	trainT, evalT := m.Times()
 	var steps []int
 	var times, values []float64
 	keep := func(step int, t, v float64) {
@@ -125,54 +125,6 @@ func movingAverage(v []float64, n int) []float64 {
 		out[i] = sum / float64(len(w))
 	}
 	return out
-}
-
-// continuousTime returns the elapsed time of each training and evaluation row counted
-// across resumes. A resumed run's clock restarts at zero, so a training row whose elapsed
-// time is below its predecessor's starts a new segment; every row of a segment is offset
-// by the lengths (latest time logged) of the segments before it. An evaluation row after
-// k steps belongs to the segment of training step k-1, which it follows in the log.
-func continuousTime(m train.Metrics) (trainT, evalT []float64) {
-	seg := make([]int, len(m.Train))
-	var starts []int // first step of each segment after the first
-	for i, r := range m.Train {
-		if i > 0 && r.ElapsedS < m.Train[i-1].ElapsedS {
-			starts = append(starts, r.Step)
-		}
-		seg[i] = len(starts)
-	}
-	evalSeg := make([]int, len(m.Eval))
-	for i, r := range m.Eval {
-		for _, s := range starts {
-			if s <= r.Step-1 {
-				evalSeg[i]++
-			}
-		}
-	}
-	end := make([]float64, len(starts)+1)
-	longer := func(s int, t float64) {
-		if t > end[s] {
-			end[s] = t
-		}
-	}
-	for i, r := range m.Train {
-		longer(seg[i], r.ElapsedS)
-	}
-	for i, r := range m.Eval {
-		longer(evalSeg[i], r.ElapsedS)
-	}
-	offset := make([]float64, len(end))
-	for i := 1; i < len(end); i++ {
-		offset[i] = offset[i-1] + end[i-1]
-	}
-	trainT, evalT = make([]float64, len(m.Train)), make([]float64, len(m.Eval))
-	for i, r := range m.Train {
-		trainT[i] = offset[seg[i]] + r.ElapsedS
-	}
-	for i, r := range m.Eval {
-		evalT[i] = offset[evalSeg[i]] + r.ElapsedS
-	}
-	return trainT, evalT
 }
 
 // firstNonFinite returns the first step whose training loss, gradient norm or

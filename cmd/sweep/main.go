@@ -71,11 +71,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err := check.Validate(); err != nil {
 			return fmt.Errorf("run %s: %w", s.name(), err)
 		}
-		st, err := inspect(filepath.Join(o.out, s.name()))
+		d, err := train.OpenRun(filepath.Join(o.out, s.name()))
 		if err != nil {
 			return err
 		}
-		if err := st.checkSummary(s); err != nil {
+		if err := checkSummary(d, s); err != nil {
 			return err
 		}
 	}
@@ -160,11 +160,11 @@ func parseFlags(args []string, stderr io.Writer) (model.Config, train.Options, o
 func dryRun(w io.Writer, out string, specs []spec) error {
 	for _, s := range specs {
 		dir := filepath.Join(out, s.name())
-		st, err := inspect(dir)
+		d, err := train.OpenRun(dir)
 		if err != nil {
 			return err
 		}
-		act, err := st.action()
+		act, err := d.Action()
 		if err != nil {
 			return err
 		}

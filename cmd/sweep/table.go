@@ -49,12 +49,11 @@ func readRow(out string, s spec) (row, error) {
 	nan := math.NaN()
 	r := row{spec: s, status: statusPending, steps: -1, finalVal: nan, bestVal: nan, test: nan, firstNonFinite: -1,
 		spikes: -1, maxGradNorm: nan, seconds: nan}
-	dir := filepath.Join(out, s.name())
-	st, err := inspect(dir)
-	if err != nil || st.sum == nil {
+	d, err := train.OpenRun(filepath.Join(out, s.name()))
+	if err != nil || d.Summary() == nil {
 		return r, err
 	}
-	sum := st.sum
+	sum := d.Summary()
 	switch {
 	case sum.Interrupted:
 		r.status = statusInterrupted
@@ -72,7 +71,7 @@ func readRow(out string, s spec) (row, error) {
 	if sum.BestStep >= 0 {
 		r.bestVal = float64(sum.BestValBPC)
 	}
-	m, err := train.ReadMetrics(filepath.Join(dir, train.MetricsFile))
+	m, err := d.Metrics()
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		r.seconds = sum.Seconds
@@ -80,24 +79,11 @@ func readRow(out string, s spec) (row, error) {
 	case err != nil:
 		return r, err
 	}
-	r.seconds = sum.Seconds + earlierSessions(m)
+	r.seconds = sum.Seconds + m.EarlierSessions()
 	if sum.BestStep < 0 {
 		r.bestVal = bestValBPC(m)
 	}
 	return r, nil
-}
-
-// earlierSessions returns the training time of the sessions before the last one of a
-// resumed run. A summary's time is that of its last session, whose clock restarted at
-// zero: a training row whose elapsed time is below its predecessor's starts a session.
-func earlierSessions(m train.Metrics) float64 {
-	total := 0.0
-	for i := 1; i < len(m.Train); i++ {
-		if prev := m.Train[i-1].ElapsedS; m.Train[i].ElapsedS < prev {
-			total += prev
-		}
-	}
-	return total
 }
 
 // bestValBPC returns the lowest finite validation bpc of the log, or NaN: the summary

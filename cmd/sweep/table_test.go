@@ -38,17 +38,6 @@ func TestTableCells(t *testing.T) {
 	}
 }
 
-func TestTimeOfEarlierSessions(t *testing.T) {
-	m := train.Metrics{Train: []train.TrainRow{{Step: 0, ElapsedS: 1}, {Step: 1, ElapsedS: 2.5}, {Step: 2, ElapsedS: 0.4},
-		{Step: 3, ElapsedS: 1.2}, {Step: 4, ElapsedS: 0.3}}}
-	if got := earlierSessions(m); math.Abs(got-3.7) > 1e-12 {
-		t.Errorf("earlier sessions took %g s, want 2.5 + 1.2", got)
-	}
-	if got := earlierSessions(train.Metrics{Train: m.Train[:2]}); got != 0 {
-		t.Errorf("a run of one session: %g s before it, want 0", got)
-	}
-}
-
 func TestBestValBPCFromTheLog(t *testing.T) {
 	m := train.Metrics{Eval: []train.EvalRow{{Step: 2, ValLoss: 3}, {Step: 4, ValLoss: 2}, {Step: 6, ValLoss: math.NaN()}, {Step: 8, ValLoss: 2.5}}}
 	if got := bestValBPC(m); got != 2/math.Ln2 {
