@@ -1,4 +1,4 @@
-package main
+package sweep
 
 import (
 	"fmt"
@@ -8,9 +8,9 @@ import (
 	"lipformer/train"
 )
 
-// checkSummary returns an error when the summary of the run directory d records other
+// CheckSummary returns an error when the summary of the run directory d records other
 // settings than the run s.
-func checkSummary(d *train.RunDir, s spec) error {
+func CheckSummary(d *train.RunDir, s Spec) error {
 	sum := d.Summary()
 	if sum == nil {
 		return nil
@@ -22,8 +22,8 @@ func checkSummary(d *train.RunDir, s spec) error {
 // read from source) differs from the run s (train.SettingsDiff). Unlike cmd/train -resume,
 // a sweep changes no setting of a run it continues, the number of steps included: the
 // same command continues the same grid.
-func sameSettings(s spec, cfg model.Config, opt train.Options, source string) error {
-	diffs, err := train.SettingsDiff(s.cfg, s.opt, cfg, opt)
+func sameSettings(s Spec, cfg model.Config, opt train.Options, source string) error {
+	diffs, err := train.SettingsDiff(s.Cfg, s.Opt, cfg, opt)
 	if err != nil {
 		return fmt.Errorf("%s: %w", source, err)
 	}

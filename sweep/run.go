@@ -1,31 +1,30 @@
-package main
+package sweep
 
 import (
 	"context"
 	"io"
 	"log/slog"
-	"path/filepath"
 
 	"lipformer/data"
 	"lipformer/model"
 	"lipformer/train"
 )
 
-// sweeper holds what the runs of a sweep share.
-type sweeper struct {
-	out      string // the sweep's output directory; run s goes to out/s.name()
-	corpus   *data.Corpus
-	log      *slog.Logger
-	progress io.Writer // where progress bars go, or nil
+// Runner holds what the runs of a sweep share.
+type Runner struct {
+	Out      string // the sweep's output directory; run s goes to s.Dir(Out)
+	Corpus   *data.Corpus
+	Log      *slog.Logger
+	Progress io.Writer // where progress bars go, or nil
 }
 
-// runOne brings the run s to its end (train.RunDir.Action): it skips a finished run,
+// Run brings the run s to its end (train.RunDir.Action): it skips a finished run,
 // resumes an interrupted one from its checkpoint, and trains a new one (or one that
 // crashed before its first checkpoint, from scratch). It returns the run's summary and
 // what Train returned: for a run stopped at a non-finite loss, the summary and an error
 // wrapping train.ErrNonFinite; for an interrupted one, the summary with Interrupted set.
-func (sw *sweeper) runOne(ctx context.Context, s spec) (*train.Summary, error) {
-	d, err := train.OpenRun(filepath.Join(sw.out, s.name()))
+func (sw *Runner) Run(ctx context.Context, s Spec) (*train.Summary, error) {
+	d, err := train.OpenRun(s.Dir(sw.Out))
 	if err != nil {
 		return nil, err
 	}
@@ -33,12 +32,12 @@ func (sw *sweeper) runOne(ctx context.Context, s spec) (*train.Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.cfg.Vocab = sw.corpus.Vocab.Size()
-	if err := checkSummary(d, s); err != nil {
+	s.Cfg.Vocab = sw.Corpus.Vocab.Size()
+	if err := CheckSummary(d, s); err != nil {
 		return nil, err
 	}
-	log := sw.log.With("run", s.name())
-	r := &train.Run{Opt: s.opt, Out: d.Dir()}
+	log := sw.Log.With("run", s.Name())
+	r := &train.Run{Opt: s.Opt, Out: d.Dir()}
 	switch act {
 	case train.ActSkip:
 		log.Info("finished already: skipped")
@@ -57,11 +56,11 @@ func (sw *sweeper) runOne(ctx context.Context, s spec) (*train.Summary, error) {
 		r.Restart = true // Train removes its metrics log once it holds the lock
 		fallthrough
 	default:
-		if r.Model, err = model.New(s.cfg, s.opt.Seed); err != nil {
+		if r.Model, err = model.New(s.Cfg, s.Opt.Seed); err != nil {
 			return nil, err
 		}
 		log.Info("training", "params", r.Model.NumParams())
 	}
-	r.Corpus, r.Log, r.Progress = sw.corpus, log, sw.progress
+	r.Corpus, r.Log, r.Progress = sw.Corpus, log, sw.Progress
 	return r.Train(ctx)
 }
