@@ -472,12 +472,3 @@ func newBar(w io.Writer, steps, start int) *progressbar.ProgressBar {
 	bar.Set(start)
 	return bar
 }
-
-// TrainOptions reads a checkpoint's training options.
-func TrainOptions(ck *model.Checkpoint) (Options, error) {
-	var o Options
-	if err := json.Unmarshal([]byte(ck.Meta[MetaTrain]), &o); err != nil {
-		return o, fmt.Errorf("checkpoint has no training options (metadata %s): %w", MetaTrain, err)
-	}
-	return o, nil
-}

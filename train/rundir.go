@@ -145,6 +145,15 @@ func (d *RunDir) Resume() (*Run, int, error) {
 	return r, step, nil
 }
 
+// TrainOptions reads a checkpoint's training options.
+func TrainOptions(ck *model.Checkpoint) (Options, error) {
+	var o Options
+	if err := json.Unmarshal([]byte(ck.Meta[MetaTrain]), &o); err != nil {
+		return o, fmt.Errorf("checkpoint has no training options (metadata %s): %w", MetaTrain, err)
+	}
+	return o, nil
+}
+
 // FixedOnResume reports whether the setting called name (a JSON field of model.Config or
 // Options, or the cmd/train flag that sets one) keeps its saved value when a run is
 // resumed: every setting does but the number of steps, which may grow.
