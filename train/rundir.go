@@ -115,9 +115,14 @@ func (d *RunDir) CheckNew() error {
 		return err
 	}
 	if d.hasMetrics {
-		return fmt.Errorf("%s already holds a run (%s)", d.dir, MetricsFile)
+		return errHoldsRun(d.dir)
 	}
 	return nil
+}
+
+// errHoldsRun is the error of a new run in the directory dir, which holds a run.
+func errHoldsRun(dir string) error {
+	return fmt.Errorf("%s already holds a run (%s): resume it or choose another output directory", dir, MetricsFile)
 }
 
 // Resume returns the run that continues the directory's latest checkpoint, with the

@@ -22,10 +22,12 @@ func (r *Run) checkStart() error {
 		_, err := os.Stat(path)
 		switch {
 		case err == nil && r.Restart:
-			r.Log.Info("restarting: removed the metrics log of a run that stopped before its first checkpoint", "file", path)
-			return os.Remove(path)
+			if err := os.Remove(path); err != nil {
+				return err
+			}
+			r.Log.Info("removed the metrics log of a run that stopped before its first checkpoint", "file", path)
 		case err == nil:
-			return fmt.Errorf("%s already holds a run (%s): resume it or choose another output directory", r.Out, MetricsFile)
+			return errHoldsRun(r.Out)
 		}
 		return nil
 	}
