@@ -37,33 +37,66 @@ func ReadFile(path string) ([]Tensor, map[string]string, error) {
 	return tensors, metadata, nil
 }
 
-// read reads a safetensors stream of size bytes, or of unknown size when
-// size is negative.
-func read(r io.Reader, size int64) ([]Tensor, map[string]string, error) {
+// ReadMetadataFile reads the metadata of the safetensors file at path (nil when the
+// header has none) without reading its tensors. The header is validated as ReadFile
+// validates it, and must describe as many data bytes as the file holds.
+func ReadMetadataFile(path string) (map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("safetensors: %w", err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("safetensors: %w", err)
+	}
+	h, err := readHeader(f, info.Size())
+	if err != nil {
+		return nil, fmt.Errorf("%w (file %s)", err, path)
+	}
+	return h.metadata, nil
+}
+
+// readHeader reads and validates the header of a safetensors stream of size bytes, or of
+// unknown size when size is negative; a known size must match the data section the
+// header describes.
+func readHeader(r io.Reader, size int64) (*header, error) {
 	var lenBuf [8]byte
 	if _, err := io.ReadFull(r, lenBuf[:]); err != nil {
-		return nil, nil, fmt.Errorf("safetensors: reading header length: %w", eofIsUnexpected(err))
+		return nil, fmt.Errorf("safetensors: reading header length: %w", eofIsUnexpected(err))
 	}
 	n := binary.LittleEndian.Uint64(lenBuf[:])
 	switch {
 	case n > MaxHeaderSize:
-		return nil, nil, fmt.Errorf("safetensors: header length %d exceeds the limit of %d bytes", n, MaxHeaderSize)
+		return nil, fmt.Errorf("safetensors: header length %d exceeds the limit of %d bytes", n, MaxHeaderSize)
 	case size >= 0 && n > uint64(size-8):
-		return nil, nil, fmt.Errorf("safetensors: header length %d exceeds the %d bytes after the length field", n, size-8)
+		return nil, fmt.Errorf("safetensors: header length %d exceeds the %d bytes after the length field", n, size-8)
 	}
 	raw := make([]byte, n)
 	if _, err := io.ReadFull(r, raw); err != nil {
-		return nil, nil, fmt.Errorf("safetensors: reading %d-byte header: %w", n, eofIsUnexpected(err))
+		return nil, fmt.Errorf("safetensors: reading %d-byte header: %w", n, eofIsUnexpected(err))
 	}
 	h, err := parseHeader(raw)
 	if err != nil {
-		return nil, nil, fmt.Errorf("safetensors: %w", err)
+		return nil, fmt.Errorf("safetensors: %w", err)
+	}
+	if size >= 0 {
+		if have := size - 8 - int64(n); have != h.dataLen {
+			return nil, fmt.Errorf("safetensors: data section has %d bytes, header describes %d", have, h.dataLen)
+		}
+	}
+	return h, nil
+}
+
+// read reads a safetensors stream of size bytes, or of unknown size when
+// size is negative.
+func read(r io.Reader, size int64) ([]Tensor, map[string]string, error) {
+	h, err := readHeader(r, size)
+	if err != nil {
+		return nil, nil, err
 	}
 	capHint := chunkBytes
 	if size >= 0 {
-		if have := size - 8 - int64(n); have != h.dataLen {
-			return nil, nil, fmt.Errorf("safetensors: data section has %d bytes, header describes %d", have, h.dataLen)
-		}
 		capHint = math.MaxInt
 	}
 	tensors := make([]Tensor, len(h.names))

@@ -55,3 +55,35 @@ func TestRunDirectoryLock(t *testing.T) {
 	}
 	unlock()
 }
+
+// TestRestartWaitsForTheLock: a restart of a run that crashed before its first checkpoint
+// removes its metrics log only once it holds the directory's lock: while another process
+// holds it, the log stays.
+func TestRestartWaitsForTheLock(t *testing.T) {
+	dir := t.TempDir()
+	metrics := filepath.Join(dir, MetricsFile)
+	if err := os.WriteFile(metrics, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := lockRun(dir, quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := smallCorpus(t)
+	o := smallOptions(2)
+	o.Warmup = 0
+	r := &Run{Model: smallModel(t, c, "dp", "float32", 1), Corpus: c, Opt: o, Out: dir, Log: quiet(), Restart: true}
+	if _, err := r.Train(context.Background()); !errors.Is(err, ErrRunInUse) {
+		t.Errorf("restart in a locked directory: %v, want ErrRunInUse", err)
+	}
+	if !exists(t, metrics) {
+		t.Errorf("the refused restart removed %s", MetricsFile)
+	}
+	unlock()
+	if _, err := r.Train(context.Background()); err != nil {
+		t.Fatalf("restart: %v", err)
+	}
+	if m, err := ReadMetrics(metrics); err != nil || len(m.Train) != 2 {
+		t.Errorf("restarted log: %d training rows, %v; want 2", len(m.Train), err)
+	}
+}

@@ -53,13 +53,17 @@ type Run struct {
 	Log      *slog.Logger
 	Progress io.Writer // where a progress bar is drawn, or nil
 	Certify  bool      // add the certified Lipschitz constants of the final weights to the summary
+	// Restart starts a new run over the one in Out that stopped before its first
+	// checkpoint (ActRestart): Train removes its metrics log, under the lock.
+	Restart bool
 }
 
 // Train runs the optimisation and returns its summary, also written to OUT/summary.json.
 //
 // While it runs it holds an exclusive lock of OUT (LockFile, where available), and it
-// refuses a directory another process holds, a new run in a directory that holds one and
-// a resume that leaves no step to train, before it writes anything. Then it removes the
+// refuses a directory another process holds, a new run in a directory that holds one
+// (but for Restart), a resume that leaves no step to train and a resume on a corpus of
+// another vocabulary, before it writes anything. Then it removes the
 // temporary files that interrupted writes of the directory's files left behind, and a
 // resume truncates a torn last row of the metrics log (RepairMetrics).
 //
@@ -353,11 +357,12 @@ func (t *trainer[T]) restore(ck *model.Checkpoint) (int, error) {
 		return 0, fmt.Errorf("resume: %w", err)
 	}
 	kept := Metrics{}
-	for _, row := range m.Train {
+	trainT, _ := m.Times()
+	for i, row := range m.Train {
 		if row.Step < start {
 			t.stab.Observe(row.Step, row.Loss, row.GradNorm)
 			kept.Train = append(kept.Train, row)
-			t.before = time.Duration(row.ElapsedS * float64(time.Second))
+			t.before = time.Duration(trainT[i] * float64(time.Second))
 		}
 	}
 	for _, row := range m.Eval {
@@ -466,13 +471,4 @@ func newBar(w io.Writer, steps, start int) *progressbar.ProgressBar {
 		progressbar.OptionSetItsString("steps"), progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }))
 	bar.Set(start)
 	return bar
-}
-
-// TrainOptions reads a checkpoint's training options.
-func TrainOptions(ck *model.Checkpoint) (Options, error) {
-	var o Options
-	if err := json.Unmarshal([]byte(ck.Meta[MetaTrain]), &o); err != nil {
-		return o, fmt.Errorf("checkpoint has no training options (metadata %s): %w", MetaTrain, err)
-	}
-	return o, nil
 }

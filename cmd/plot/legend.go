@@ -26,7 +26,7 @@ func legends(runs []*runInfo) []string {
 		if count[labels[i]] > 1 {
 			labels[i] += " (" + filepath.Clean(r.dir) + ")"
 		}
-		if step := firstNonFinite(r.metrics); step >= 0 {
+		if step := r.metrics.FirstNonFinite(); step >= 0 {
 			labels[i] += fmt.Sprintf(" (diverged at step %d)", step)
 		} else if r.nonFinite {
 			labels[i] += " (diverged)"

@@ -34,12 +34,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("plot", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var names []string
-	for _, m := range metrics() {
-		names = append(names, m.name)
+	for _, q := range train.Quantities() {
+		names = append(names, q.Name)
 	}
 	runsFlag := fs.String("runs", "", "comma-separated run directories (shell patterns such as out/sweep/dp-* are expanded)")
 	metricName := fs.String("metric", "train_bpc", "what to plot: "+strings.Join(names, ", "))
-	axis := fs.String("x", axisStep, "x axis: step, time (training seconds) or tokens (step × batch × context)")
+	axis := fs.String("x", train.AxisStep, "x axis: step, time (training seconds) or tokens (step × batch × context)")
 	smooth := fs.Int("smooth", 1, "moving average over this many points (training metrics only; 1: none)")
 	logY := fs.Bool("logy", false, "logarithmic y axis")
 	out := fs.String("out", "curves.png", "output file; its extension picks the format: "+strings.Join(plotting.Formats(), ", "))
@@ -65,18 +65,18 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("-runs: %w", err)
 		}
 	}
-	chart := plotting.Chart{Title: *title, XLabel: xLabel, YLabel: q.metric.label, LogY: *logY}
+	chart := plotting.Chart{Title: *title, XLabel: xLabel, YLabel: q.Quantity.Label, LogY: *logY}
 	if chart.Title == "" {
 		chart.Title = defaultTitle(q)
 	}
 	for i, label := range legends(runs) {
-		if q.axis == axisTokens {
-			if q.tokensPerStep, err = runs[i].tokensPerStep(); err != nil {
+		if q.Axis == train.AxisTokens {
+			if q.TokensPerStep, err = runs[i].tokensPerStep(); err != nil {
 				return err
 			}
 		}
-		c := extract(runs[i].metrics, q)
-		diverged := firstNonFinite(runs[i].metrics) >= 0 || runs[i].nonFinite
+		c := runs[i].metrics.Curve(q)
+		diverged := runs[i].metrics.FirstNonFinite() >= 0 || runs[i].nonFinite
 		chart.Series = append(chart.Series, plotting.Series{Label: label, X: c.X, Y: c.Y, MarkLast: diverged})
 	}
 	if *baselines {
@@ -87,28 +87,28 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err := chart.Save(*out); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%s: %s of %d run(s)\n", *out, q.metric.name, len(runs))
+	fmt.Fprintf(stdout, "%s: %s of %d run(s)\n", *out, q.Quantity.Name, len(runs))
 	return nil
 }
 
 // parseQuery checks -metric, -x and -smooth, and returns the query with the label of its
 // x axis.
-func parseQuery(metricName, axis string, smooth int) (query, string, error) {
-	m, err := metricNamed(metricName)
+func parseQuery(metricName, axis string, smooth int) (train.Query, string, error) {
+	m, err := train.QuantityNamed(metricName)
 	if err != nil {
-		return query{}, "", err
+		return train.Query{}, "", fmt.Errorf("-metric %w", err)
 	}
-	xLabel, err := axisLabel(axis)
+	xLabel, err := train.AxisLabel(axis)
 	if err != nil {
-		return query{}, "", err
+		return train.Query{}, "", fmt.Errorf("-x %w", err)
 	}
 	switch {
 	case smooth < 1:
-		return query{}, "", fmt.Errorf("-smooth %d: want at least 1 (1: no smoothing)", smooth)
-	case smooth > 1 && m.fromTrain == nil:
-		return query{}, "", fmt.Errorf("-smooth %d: smoothing applies to the training metrics, not %s", smooth, m.name)
+		return train.Query{}, "", fmt.Errorf("-smooth %d: want at least 1 (1: no smoothing)", smooth)
+	case smooth > 1 && m.FromTrain == nil:
+		return train.Query{}, "", fmt.Errorf("-smooth %d: smoothing applies to the training metrics, not %s", smooth, m.Name)
 	}
-	return query{metric: m, axis: axis, smooth: smooth}, xLabel, nil
+	return train.Query{Quantity: m, Axis: axis, Smooth: smooth}, xLabel, nil
 }
 
 // runDirs splits -runs and expands the entries that are patterns, keeping the order given.
@@ -145,9 +145,9 @@ func runDirs(list string) ([]string, error) {
 }
 
 // defaultTitle names the metric and the smoothing.
-func defaultTitle(q query) string {
-	if q.smooth > 1 {
-		return fmt.Sprintf("%s, moving average of %d steps", q.metric.label, q.smooth)
+func defaultTitle(q train.Query) string {
+	if q.Smooth > 1 {
+		return fmt.Sprintf("%s, moving average of %d steps", q.Quantity.Label, q.Smooth)
 	}
-	return q.metric.label
+	return q.Quantity.Label
 }

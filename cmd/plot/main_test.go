@@ -191,3 +191,13 @@ func TestPlotBaselines(t *testing.T) {
 		}
 	}
 }
+
+// trainRows returns training rows at steps 0.. with the given losses (nats), gradient
+// norms 10*step and elapsed seconds step+1.
+func trainRows(losses ...float64) []train.TrainRow {
+	rows := make([]train.TrainRow, len(losses))
+	for i, l := range losses {
+		rows[i] = train.TrainRow{Step: i, Loss: l, LR: 1e-3, GradNorm: 10 * float64(i), ElapsedS: float64(i + 1)}
+	}
+	return rows
+}

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strconv"
 
 	"lipformer/internal/plotting"
@@ -27,9 +24,14 @@ type runInfo struct {
 }
 
 // loadRun reads the metrics of the run in dir and its settings, from summary.json if
-// present, else from the metadata of its latest checkpoint, else none.
+// present, else from the metadata of its latest checkpoint, else none
+// (train.RunDir.Settings).
 func loadRun(dir string) (*runInfo, error) {
-	m, err := train.ReadMetrics(filepath.Join(dir, train.MetricsFile))
+	d, err := train.OpenRun(dir)
+	if err != nil {
+		return nil, err
+	}
+	m, err := d.Metrics()
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("%s is not a run directory (for the runs of a sweep, give its directory followed by /*): %w", dir, err)
@@ -37,36 +39,16 @@ func loadRun(dir string) (*runInfo, error) {
 		return nil, err
 	}
 	r := &runInfo{dir: dir, metrics: m}
-	sumPath := filepath.Join(dir, train.SummaryFile)
-	b, err := os.ReadFile(sumPath)
-	switch {
-	case err == nil:
-		var sum train.Summary
-		if err := json.Unmarshal(b, &sum); err != nil {
-			return nil, fmt.Errorf("%s: %w", sumPath, err)
-		}
-		r.cfg, r.opt, r.nonFinite, r.baselines = &sum.Model, &sum.Options, sum.NonFinite, sum.Baselines
-		return r, nil
-	case !errors.Is(err, fs.ErrNotExist):
+	if sum := d.Summary(); sum != nil {
+		r.nonFinite, r.baselines = sum.NonFinite, sum.Baselines
+	}
+	cfg, opt, ok, err := d.Settings()
+	if err != nil {
 		return nil, err
 	}
-	ckPath := filepath.Join(dir, train.LatestFile)
-	meta, err := checkpointMeta(ckPath)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return r, nil
-	case err != nil:
-		return nil, err
+	if ok {
+		r.cfg, r.opt = &cfg, &opt
 	}
-	var cfg model.Config
-	if err := json.Unmarshal([]byte(meta[model.MetaConfig]), &cfg); err != nil {
-		return nil, fmt.Errorf("%s: metadata %s: %w", ckPath, model.MetaConfig, err)
-	}
-	var opt train.Options
-	if err := json.Unmarshal([]byte(meta[train.MetaTrain]), &opt); err != nil {
-		return nil, fmt.Errorf("%s: metadata %s: %w", ckPath, train.MetaTrain, err)
-	}
-	r.cfg, r.opt = &cfg, &opt
 	return r, nil
 }
 

@@ -28,6 +28,7 @@ import (
 	"lipformer/cmd/internal/trainflags"
 	"lipformer/internal/cli"
 	"lipformer/model"
+	"lipformer/sweep"
 	"lipformer/train"
 )
 
@@ -53,7 +54,7 @@ func main() {
 
 // options are the sweep's own flags.
 type options struct {
-	grid    grid
+	grid    sweep.Grid
 	out     string
 	dataDir string
 	dryRun  bool
@@ -64,18 +65,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	specs := o.grid.specs(cfg, opt)
+	specs := o.grid.Specs(cfg, opt)
 	for _, s := range specs {
-		check := s.cfg
+		check := s.Cfg
 		check.Vocab = 256 // any vocabulary of bytes: the corpus is not loaded yet
 		if err := check.Validate(); err != nil {
-			return fmt.Errorf("run %s: %w", s.name(), err)
+			return fmt.Errorf("run %s: %w", s.Name(), err)
 		}
-		st, err := inspect(filepath.Join(o.out, s.name()))
+		d, err := train.OpenRun(s.Dir(o.out))
 		if err != nil {
 			return err
 		}
-		if err := st.checkSummary(s); err != nil {
+		if err := sweep.CheckSummary(d, s); err != nil {
 			return err
 		}
 	}
@@ -87,10 +88,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	sw := &sweeper{out: o.out, corpus: corpus, log: log, progress: cli.Progress(os.Stderr)}
-	rows := make([]row, len(specs))
+	sw := &sweep.Runner{Out: o.out, Corpus: corpus, Log: log, Progress: cli.Progress(os.Stderr)}
+	rows := make([]sweep.Row, len(specs))
 	for i, s := range specs {
-		if rows[i], err = readRow(o.out, s); err != nil {
+		if rows[i], err = sweep.ReadRow(o.out, s); err != nil {
 			return err
 		}
 	}
@@ -98,31 +99,31 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if ctx.Err() != nil {
 			break
 		}
-		log.Info("sweep", "run", fmt.Sprintf("%d/%d", i+1, len(specs)), "name", s.name())
-		sum, trainErr := sw.runOne(ctx, s)
+		log.Info("sweep", "run", fmt.Sprintf("%d/%d", i+1, len(specs)), "name", s.Name())
+		sum, trainErr := sw.Run(ctx, s)
 		switch {
 		case errors.Is(trainErr, train.ErrNonFinite) && sum != nil:
-			log.Warn("diverged: recorded, the sweep goes on", "run", s.name(), "error", trainErr)
+			log.Warn("diverged: recorded, the sweep goes on", "run", s.Name(), "error", trainErr)
 		case trainErr != nil:
-			if err := writeTables(o.out, rows); err != nil {
+			if err := sweep.WriteTables(o.out, rows); err != nil {
 				log.Error("writing the tables", "error", err)
 			}
-			return fmt.Errorf("run %s: %w", s.name(), trainErr)
+			return fmt.Errorf("run %s: %w", s.Name(), trainErr)
 		}
-		if rows[i], err = readRow(o.out, s); err != nil {
+		if rows[i], err = sweep.ReadRow(o.out, s); err != nil {
 			return err
 		}
-		if err := writeTables(o.out, rows); err != nil {
+		if err := sweep.WriteTables(o.out, rows); err != nil {
 			return err
 		}
 	}
-	if err := writeTables(o.out, rows); err != nil {
+	if err := sweep.WriteTables(o.out, rows); err != nil {
 		return err
 	}
-	if err := writeMarkdown(stdout, rows); err != nil {
+	if err := sweep.WriteMarkdown(stdout, rows); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\ntables: %s, %s\n", filepath.Join(o.out, csvFile), filepath.Join(o.out, markdownFile))
+	fmt.Fprintf(stdout, "\ntables: %s, %s\n", filepath.Join(o.out, sweep.CSVFile), filepath.Join(o.out, sweep.MarkdownFile))
 	if ctx.Err() != nil {
 		return errInterrupted
 	}
@@ -157,14 +158,14 @@ func parseFlags(args []string, stderr io.Writer) (model.Config, train.Options, o
 }
 
 // dryRun prints each run's directory and what the sweep would do with it.
-func dryRun(w io.Writer, out string, specs []spec) error {
+func dryRun(w io.Writer, out string, specs []sweep.Spec) error {
 	for _, s := range specs {
-		dir := filepath.Join(out, s.name())
-		st, err := inspect(dir)
+		dir := s.Dir(out)
+		d, err := train.OpenRun(dir)
 		if err != nil {
 			return err
 		}
-		act, err := st.action()
+		act, err := d.Action()
 		if err != nil {
 			return err
 		}

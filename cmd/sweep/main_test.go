@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"lipformer/sweep"
 	"lipformer/train"
 )
 
@@ -33,7 +34,7 @@ func tiny(t *testing.T, out string, more ...string) []string {
 // readCSV returns the table's rows as maps from column to cell.
 func readCSV(t *testing.T, out string) []map[string]string {
 	t.Helper()
-	f, err := os.Open(filepath.Join(out, csvFile))
+	f, err := os.Open(filepath.Join(out, sweep.CSVFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,14 +67,14 @@ func TestSweepWritesTablesThenSkipsFinishedRuns(t *testing.T) {
 		t.Fatalf("%d rows, want %d", len(rows), len(names))
 	}
 	for i, r := range rows {
-		if r["run"] != names[i] || r["status"] != statusDone || r["steps"] != "4" || r["final_val_bpc"] == "" ||
+		if r["run"] != names[i] || r["status"] != sweep.StatusDone || r["steps"] != "4" || r["final_val_bpc"] == "" ||
 			r["best_val_bpc"] == "" || r["test_bpc"] == "" || r["first_nonfinite_step"] != "" || r["max_grad_norm"] == "" {
 			t.Errorf("row %d: %v", i, r)
 		}
 	}
-	md, err := os.ReadFile(filepath.Join(out, markdownFile))
+	md, err := os.ReadFile(filepath.Join(out, sweep.MarkdownFile))
 	if err != nil || !strings.Contains(string(md), "| l2-L2-pre-s1 | l2 | 2 | pre | 1 | done | 4 |") {
-		t.Errorf("%s: %v\n%s", markdownFile, err, md)
+		t.Errorf("%s: %v\n%s", sweep.MarkdownFile, err, md)
 	}
 	before, err := os.ReadFile(filepath.Join(out, names[0], train.MetricsFile))
 	if err != nil {
@@ -120,7 +121,7 @@ func TestInterruptedSweepResumes(t *testing.T) {
 		t.Fatalf("error %v, want the interruption\n%s", err, logs.buf.String())
 	}
 	rows := readCSV(t, out)
-	if rows[0]["status"] != statusInterrupted || rows[0]["steps"] != "3" || rows[1]["status"] != statusPending {
+	if rows[0]["status"] != sweep.StatusInterrupted || rows[0]["steps"] != "3" || rows[1]["status"] != sweep.StatusPending {
 		t.Fatalf("after the interruption: %v", rows)
 	}
 	var stderr bytes.Buffer
@@ -132,7 +133,7 @@ func TestInterruptedSweepResumes(t *testing.T) {
 	}
 	rows = readCSV(t, out)
 	for i, r := range rows {
-		if r["status"] != statusDone || r["steps"] != "6" {
+		if r["status"] != sweep.StatusDone || r["steps"] != "6" {
 			t.Errorf("row %d after resuming: %v", i, r)
 		}
 	}
@@ -155,7 +156,7 @@ func TestDivergentRunsAreRecordedAndTheSweepGoesOn(t *testing.T) {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
 	for i, r := range readCSV(t, out) {
-		if r["status"] != statusNonFinite || r["diverged"] != "yes" || r["first_nonfinite_step"] == "" ||
+		if r["status"] != sweep.StatusNonFinite || r["diverged"] != "yes" || r["first_nonfinite_step"] == "" ||
 			r["final_val_bpc"] != "" || r["test_bpc"] != "" {
 			t.Errorf("row %d: %v", i, r)
 		}
@@ -238,7 +239,7 @@ func TestRunCrashedBeforeItsFirstCheckpointRestarts(t *testing.T) {
 		t.Errorf("not restarted from scratch: %d metrics lines before, %d after\n%s",
 			strings.Count(string(before), "\n"), strings.Count(string(after), "\n"), stderr.String())
 	}
-	if rows := readCSV(t, out); rows[0]["status"] != statusDone {
+	if rows := readCSV(t, out); rows[0]["status"] != sweep.StatusDone {
 		t.Errorf("restarted run: %v", rows[0])
 	}
 }

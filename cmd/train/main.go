@@ -81,13 +81,6 @@ func exitCode(ctx context.Context, err error) int {
 	return 0
 }
 
-// fixedOnResume lists the flags that define the model or the run and so cannot change
-// when a run is resumed (-steps, -json, -sample and -certify can; -out may only name the
-// run's own directory).
-var fixedOnResume = []string{"arch", "data", "data-dir", "split", "layers", "heads", "width", "hidden", "ctx", "batch",
-	"lr", "min-lr", "warmup", "schedule", "beta1", "beta2", "weight-decay", "clip", "dropout", "norm", "lip-c",
-	"tie", "balance-l2", "l2-bound", "l2-temp", "l2-pos-bias", "dtype", "eval-every", "eval-bytes", "log-lipschitz", "seed"}
-
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -125,27 +118,31 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err := check.Validate(); err != nil {
 			return err
 		}
-		if err := train.CheckLock(*out); err != nil {
-			return fmt.Errorf("-out %s: %w", *out, err)
+		d, err := train.OpenRun(*out)
+		if err != nil {
+			return err
 		}
-		if _, err := os.Stat(filepath.Join(*out, train.MetricsFile)); err == nil {
-			return fmt.Errorf("-out %s already holds a run (%s): resume it with -resume or choose another output directory", *out, train.MetricsFile)
+		if err := d.CheckNew(); err != nil {
+			return fmt.Errorf("-out %s: %w", *out, err)
 		}
 	}
 	if err := opt.Validate(); err != nil {
 		return err
 	}
 	log := cli.Logger(stderr)
-	r := &train.Run{Out: *out, Log: log, Progress: cli.Progress(os.Stderr), Certify: *certify}
+	r := &train.Run{Out: *out, Opt: opt}
+	spec := opt.Data
 	if *resume != "" {
-		if err := resumeRun(r, fs, *resume, *out, opt.Steps); err != nil {
+		var err error
+		if r, err = resumeRun(fs, *resume, *out, opt.Steps); err != nil {
 			return err
 		}
-		opt = r.Opt
-	} else {
-		r.Opt = opt
+		if spec, err = train.ResolveCorpus(r.Opt.Data, filepath.Join(*resume, train.LatestFile), log); err != nil {
+			return fmt.Errorf("-resume %s: %w: resume from the directory the run was started in, or copy the corpus file into the run directory", *resume, err)
+		}
 	}
-	corpus, err := cli.LoadCorpus(ctx, opt.Data, opt.Split, *dataDir, log)
+	r.Log, r.Progress, r.Certify = log, cli.Progress(os.Stderr), *certify
+	corpus, err := cli.LoadCorpus(ctx, spec, r.Opt.Split, *dataDir, log)
 	if err != nil {
 		return err
 	}
@@ -168,50 +165,48 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return trainErr
 }
 
-// resumeRun loads the latest checkpoint of dir into r; only -steps, -json, -sample,
-// -certify and an -out naming dir itself may be given with -resume. It refuses a
-// directory another process trains in, and a run that -steps (or, without it, the run's
-// own number of steps) leaves nothing to train.
-func resumeRun(r *train.Run, fs *flag.FlagSet, dir, out string, steps int) error {
-	var fixed []string
-	fs.Visit(func(f *flag.Flag) {
-		for _, name := range fixedOnResume {
-			if f.Name == name {
-				fixed = append(fixed, "-"+name)
-			}
-		}
-	})
-	if len(fixed) > 0 {
-		return fmt.Errorf("-resume continues a run with its saved settings: %s cannot change", strings.Join(fixed, ", "))
+// resumeRun returns the run of the latest checkpoint of dir; only -steps, -json,
+// -sample, -certify and an -out naming dir itself may be given with -resume
+// (train.FixedOnResume). It refuses a directory another process trains in, and a run that
+// -steps (or, without it, the run's own number of steps) leaves nothing to train.
+func resumeRun(fs *flag.FlagSet, dir, out string, steps int) (*train.Run, error) {
+	if fixed := fixedFlags(fs); len(fixed) > 0 {
+		return nil, fmt.Errorf("-resume continues a run with its saved settings: %s cannot change", strings.Join(fixed, ", "))
 	}
 	if trainflags.Given(fs, "out") && !sameDir(out, dir) {
-		return fmt.Errorf("-out %s with -resume %s: a resumed run continues in its own directory (leave -out out, or copy the run directory and resume the copy)", out, dir)
+		return nil, fmt.Errorf("-out %s with -resume %s: a resumed run continues in its own directory (leave -out out, or copy the run directory and resume the copy)", out, dir)
 	}
-	if err := train.CheckLock(dir); err != nil {
-		return fmt.Errorf("-resume %s: %w", dir, err)
-	}
-	ckPath := filepath.Join(dir, train.LatestFile)
-	var err error
-	if r.Model, r.Resume, err = model.Load(ckPath); err != nil {
-		return err
-	}
-	if r.Opt, err = train.TrainOptions(r.Resume); err != nil {
-		return fmt.Errorf("%s: %w", ckPath, err)
-	}
-	at, err := r.Resume.MetaInt(train.MetaStep)
+	d, err := train.OpenRun(dir)
 	if err != nil {
-		return fmt.Errorf("%s: %w", ckPath, err)
+		return nil, err
+	}
+	r, at, err := d.Resume()
+	if err != nil {
+		return nil, fmt.Errorf("-resume %s: %w", dir, err)
 	}
 	switch {
 	case trainflags.Given(fs, "steps") && steps <= at:
-		return fmt.Errorf("-steps %d: run %s is at step %d already; -steps must exceed %d to continue it", steps, dir, at, at)
+		return nil, fmt.Errorf("-steps %d: run %s is at step %d already; -steps must exceed %d to continue it", steps, dir, at, at)
 	case trainflags.Given(fs, "steps"):
 		r.Opt.Steps = steps
 	case at >= r.Opt.Steps:
-		return fmt.Errorf("run %s finished at step %d; give -steps M > %d to continue it", dir, at, at)
+		return nil, fmt.Errorf("run %s finished at step %d; give -steps M > %d to continue it", dir, at, at)
 	}
-	r.Out = dir
-	return nil
+	return r, nil
+}
+
+// fixedFlags lists the flags given in fs that set a saved setting of the run other than
+// those train.FixedOnResume lets change, in lexical order.
+func fixedFlags(fs *flag.FlagSet) []string {
+	saved := flag.NewFlagSet("saved", flag.ContinueOnError)
+	trainflags.Add(saved, new(model.Config), new(train.Options))
+	var fixed []string
+	fs.Visit(func(f *flag.Flag) {
+		if saved.Lookup(f.Name) != nil && train.FixedOnResume(f.Name) {
+			fixed = append(fixed, "-"+f.Name)
+		}
+	})
+	return fixed
 }
 
 // sameDir reports whether the paths a and b name the same directory: the same file when

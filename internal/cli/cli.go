@@ -1,19 +1,17 @@
-// Package cli holds what lipformer's programs share: how the command line is parsed and
-// checked, where progress bars go, how a checkpoint argument is resolved, and how a run's
-// corpus is reloaded.
+// Package cli holds the command-line glue lipformer's programs share: how the command line
+// is parsed and checked, where logs and progress bars go, and how a -ckpt or -data
+// argument becomes a checkpoint file or a corpus (the run directory itself is package
+// train's RunDir).
 package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"math"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -84,89 +82,37 @@ func Logger(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
 }
 
-// CheckpointPath resolves a -ckpt argument: a run directory means its latest checkpoint.
+// CheckpointPath resolves a -ckpt argument: a run directory means its latest checkpoint
+// (train.CheckpointFile).
 func CheckpointPath(arg string) (string, error) {
 	if arg == "" {
 		return "", fmt.Errorf("-ckpt is required: a run directory or a checkpoint file")
 	}
-	st, err := os.Stat(arg)
+	path, err := train.CheckpointFile(arg)
 	if err != nil {
 		return "", fmt.Errorf("-ckpt %s: %w", arg, err)
 	}
-	if st.IsDir() {
-		return filepath.Join(arg, train.LatestFile), nil
-	}
-	return arg, nil
+	return path, nil
 }
 
 // CheckpointCorpus loads the corpus a checkpoint was trained on: stored is the -data value
 // saved in the checkpoint at ckptPath, split its split string. A relative file path is
-// looked up as given, against the current directory, and then against the run directory
-// (the directory of the checkpoint file); the first that exists is loaded. When neither
-// does, the error says that the path came from the checkpoint, where it was looked for,
-// and that -data names the corpus instead.
+// looked up as train.ResolveCorpus does (against the current directory, then against the
+// run directory); when neither has it, the error says where it was looked for and that
+// -data names the corpus instead.
 func CheckpointCorpus(ctx context.Context, stored, split, ckptPath, dataDir string, log *slog.Logger) (*data.Corpus, error) {
-	spec := stored
-	if isRelativeFile(stored) {
-		here, err := exists(stored)
-		if err != nil {
-			return nil, err
-		}
-		if !here {
-			inRun := filepath.Join(filepath.Dir(ckptPath), stored)
-			there, err := exists(inRun)
-			if err != nil {
-				return nil, err
-			}
-			if !there {
-				cwd, _ := os.Getwd()
-				return nil, fmt.Errorf("corpus file %s, a relative path stored in checkpoint %s, exists neither in the current directory (%s) nor in the run directory (%s): give the corpus with -data PATH",
-					stored, ckptPath, filepath.Join(cwd, stored), inRun)
-			}
-			if log != nil {
-				log.Info("corpus found in the run directory", "stored", stored, "path", inRun)
-			}
-			spec = inRun
-		}
+	spec, err := train.ResolveCorpus(stored, ckptPath, log)
+	if err != nil {
+		return nil, fmt.Errorf("%w: give the corpus with -data PATH", err)
 	}
 	return LoadCorpus(ctx, spec, split, dataDir, log)
 }
 
-// isRelativeFile reports whether a -data value is a relative file path rather than the
-// name of a built-in corpus or an absolute path.
-func isRelativeFile(spec string) bool {
-	switch spec {
-	case "", data.NameEnwik8, data.NameShakespeare, data.NameOpticks:
-		return false
-	}
-	return !filepath.IsAbs(spec)
-}
-
-// exists reports whether path exists (as any kind of file); an error other than absence
-// is returned.
-func exists(path string) (bool, error) {
-	_, err := os.Stat(path)
-	switch {
-	case err == nil:
-		return true, nil
-	case errors.Is(err, fs.ErrNotExist):
-		return false, nil
-	}
-	return false, fmt.Errorf("corpus file: %w", err)
-}
-
 // LoadCorpus loads the corpus named by spec with an optional split string ("" keeps the
-// corpus's default), downloading into dataDir ("" for the default) when needed.
+// corpus's default), downloading into dataDir ("" for the default) with a progress bar
+// on a terminal when needed (train.LoadCorpus).
 func LoadCorpus(ctx context.Context, spec, split, dataDir string, log *slog.Logger) (*data.Corpus, error) {
-	opt := data.Options{Dir: dataDir, Progress: Progress(os.Stderr), Logger: log}
-	if split != "" {
-		s, err := data.ParseSplit(split)
-		if err != nil {
-			return nil, fmt.Errorf("-split: %w", err)
-		}
-		opt.Split = s
-	}
-	return data.Load(ctx, spec, opt)
+	return train.LoadCorpus(ctx, spec, split, data.Options{Dir: dataDir, Progress: Progress(os.Stderr), Logger: log})
 }
 
 // Ints parses a comma-separated list of positive integers given to the named flag.

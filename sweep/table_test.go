@@ -1,4 +1,4 @@
-package main
+package sweep
 
 import (
 	"bytes"
@@ -12,14 +12,14 @@ import (
 
 func TestTableCells(t *testing.T) {
 	nan := math.NaN()
-	s := spec{cfg: model.Default(), opt: train.DefaultOptions()}
-	s.cfg.Arch, s.cfg.Layers, s.opt.Seed = "dp", 12, 3
-	pending := row{spec: s, status: statusPending, steps: -1, finalVal: nan, bestVal: nan, test: nan, firstNonFinite: -1,
-		spikes: -1, maxGradNorm: nan, seconds: nan}
-	diverged := row{spec: s, status: statusNonFinite, steps: 40, finalVal: nan, bestVal: 3.21049, test: nan, diverged: true,
-		firstNonFinite: 40, spikes: 2, maxGradNorm: 12345.678, seconds: 61.04}
+	s := Spec{Cfg: model.Default(), Opt: train.DefaultOptions()}
+	s.Cfg.Arch, s.Cfg.Layers, s.Opt.Seed = "dp", 12, 3
+	pending := Row{Spec: s, Status: StatusPending, Steps: -1, FinalVal: nan, BestVal: nan, Test: nan, FirstNonFinite: -1,
+		Spikes: -1, MaxGradNorm: nan, Seconds: nan}
+	diverged := Row{Spec: s, Status: StatusNonFinite, Steps: 40, FinalVal: nan, BestVal: 3.21049, Test: nan, Diverged: true,
+		FirstNonFinite: 40, Spikes: 2, MaxGradNorm: 12345.678, Seconds: 61.04}
 	var csvOut, mdOut bytes.Buffer
-	if err := writeCSV(&csvOut, []row{pending, diverged}); err != nil {
+	if err := WriteCSV(&csvOut, []Row{pending, diverged}); err != nil {
 		t.Fatal(err)
 	}
 	want := "run,arch,depth,norm,seed,status,steps,final_val_bpc,best_val_bpc,test_bpc,diverged,first_nonfinite_step,loss_spikes,max_grad_norm,seconds\n" +
@@ -28,24 +28,13 @@ func TestTableCells(t *testing.T) {
 	if csvOut.String() != want {
 		t.Errorf("CSV:\n%s\nwant:\n%s", csvOut.String(), want)
 	}
-	if err := writeMarkdown(&mdOut, []row{diverged}); err != nil {
+	if err := WriteMarkdown(&mdOut, []Row{diverged}); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(mdOut.String(), "\n")
 	if len(lines) != 4 || !strings.HasPrefix(lines[0], "| run | arch |") || !strings.HasPrefix(lines[1], "| --- |") ||
 		lines[2] != "| dp-L12-pre-s3 | dp | 12 | pre | 3 | non-finite | 40 | – | 3.2105 | – | yes | 40 | 2 | 1.235e+04 | 61.0 |" {
 		t.Errorf("Markdown:\n%s", mdOut.String())
-	}
-}
-
-func TestTimeOfEarlierSessions(t *testing.T) {
-	m := train.Metrics{Train: []train.TrainRow{{Step: 0, ElapsedS: 1}, {Step: 1, ElapsedS: 2.5}, {Step: 2, ElapsedS: 0.4},
-		{Step: 3, ElapsedS: 1.2}, {Step: 4, ElapsedS: 0.3}}}
-	if got := earlierSessions(m); math.Abs(got-3.7) > 1e-12 {
-		t.Errorf("earlier sessions took %g s, want 2.5 + 1.2", got)
-	}
-	if got := earlierSessions(train.Metrics{Train: m.Train[:2]}); got != 0 {
-		t.Errorf("a run of one session: %g s before it, want 0", got)
 	}
 }
 

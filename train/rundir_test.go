@@ -1,0 +1,167 @@
+package train
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"lipformer/data"
+	"lipformer/model"
+)
+
+func TestActionFromDirectoryState(t *testing.T) {
+	finished, interrupted := &Summary{}, &Summary{Interrupted: true}
+	for _, c := range []struct {
+		d    RunDir
+		want Action
+	}{
+		{RunDir{}, ActNew},
+		{RunDir{summary: finished, hasMetrics: true, hasLatest: true}, ActSkip},
+		{RunDir{summary: &Summary{NonFinite: true}, hasMetrics: true}, ActSkip},
+		{RunDir{summary: interrupted, hasMetrics: true, hasLatest: true}, ActResume},
+		{RunDir{hasMetrics: true, hasLatest: true}, ActResume},
+		{RunDir{hasMetrics: true}, ActRestart},
+	} {
+		if got, err := c.d.Action(); got != c.want || err != nil {
+			t.Errorf("%+v: %q, %v; want %q", c.d, got, err, c.want)
+		}
+	}
+	if _, err := (&RunDir{dir: "d", summary: interrupted, hasMetrics: true}).Action(); err == nil || !strings.Contains(err.Error(), LatestFile) {
+		t.Errorf("interrupted run without a checkpoint: error %v", err)
+	}
+}
+
+// TestRunDirOfATrainedRun: a run directory's state, settings, metrics and resume after a
+// run that ended; before its summary, the settings come from the checkpoint's metadata.
+func TestRunDirOfATrainedRun(t *testing.T) {
+	c := smallCorpus(t)
+	out := t.TempDir()
+	d, err := OpenRun(out)
+	if err != nil || d.HoldsRun() || d.Summary() != nil || d.CheckNew() != nil {
+		t.Fatalf("empty directory: %+v, %v", d, err)
+	}
+	if act, err := d.Action(); act != ActNew || err != nil {
+		t.Errorf("empty directory: action %q, %v", act, err)
+	}
+	m := smallModel(t, c, "l2", "float32", 1)
+	r := &Run{Model: m, Corpus: c, Opt: smallOptions(4), Out: out, Log: quiet()}
+	r.Opt.Warmup = 0
+	if _, err := r.Train(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if d, err = OpenRun(out); err != nil {
+		t.Fatal(err)
+	}
+	if act, err := d.Action(); act != ActSkip || err != nil || d.Summary() == nil || d.Summary().Steps != 4 {
+		t.Errorf("finished run: action %q, %v, summary %+v", act, err, d.Summary())
+	}
+	if err := d.CheckNew(); err == nil || !strings.Contains(err.Error(), "already holds a run") {
+		t.Errorf("new run in a finished one's directory: %v", err)
+	}
+	if rows, err := d.Metrics(); err != nil || len(rows.Train) != 4 {
+		t.Errorf("metrics: %d training rows, %v; want 4", len(rows.Train), err)
+	}
+	resumed, step, err := d.Resume()
+	if err != nil || step != 4 || resumed.Out != out || resumed.Opt != r.Opt || resumed.Model.Cfg != m.Cfg || resumed.Resume == nil {
+		t.Errorf("resume: step %d, %+v, %v", step, resumed, err)
+	}
+	if err := os.Remove(d.Path(SummaryFile)); err != nil {
+		t.Fatal(err)
+	}
+	if d, err = OpenRun(out); err != nil {
+		t.Fatal(err)
+	}
+	cfg, opt, ok, err := d.Settings()
+	if err != nil || !ok || cfg != m.Cfg || opt != r.Opt {
+		t.Errorf("settings from the checkpoint: %+v, %+v, %t, %v", cfg, opt, ok, err)
+	}
+	if act, err := d.Action(); act != ActResume || err != nil {
+		t.Errorf("run without its summary: action %q, %v", act, err)
+	}
+}
+
+// TestSettingsDiff: the settings that differ are named with both values; an unknown
+// vocabulary is not compared.
+func TestSettingsDiff(t *testing.T) {
+	cfg, opt := model.Default(), DefaultOptions()
+	stored, storedOpt := cfg, opt
+	stored.Vocab, storedOpt.LR, storedOpt.Steps = 65, 0.001, 10
+	opt.LR = 0.002
+	diffs, err := SettingsDiff(cfg, opt, stored, storedOpt)
+	if want := []string{"lr: 0.002 here, 0.001 stored", "steps: 2000 here, 10 stored"}; err != nil || !slices.Equal(diffs, want) {
+		t.Errorf("diffs %q, %v; want %q", diffs, err, want)
+	}
+	if FixedOnResume("steps") || !FixedOnResume("lr") || !FixedOnResume("arch") {
+		t.Errorf("FixedOnResume: only steps may change")
+	}
+}
+
+// TestResumeRefusesAnotherVocabulary: a checkpoint resumed on a corpus of other bytes is
+// refused before anything is written.
+func TestResumeRefusesAnotherVocabulary(t *testing.T) {
+	c := smallCorpus(t)
+	out := t.TempDir()
+	r := &Run{Model: smallModel(t, c, "dp", "float32", 1), Corpus: c, Opt: smallOptions(2), Out: out, Log: quiet()}
+	r.Opt.Warmup = 0
+	if _, err := r.Train(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	d, err := OpenRun(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resumed, _, err := d.Resume()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "other.txt")
+	if err := os.WriteFile(path, []byte(strings.Repeat("0123456789 ", 300)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if resumed.Corpus, err = data.Load(context.Background(), path, data.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	resumed.Opt.Steps, resumed.Log = 4, quiet()
+	before, _ := os.ReadFile(d.Path(MetricsFile))
+	if _, err := resumed.Train(context.Background()); err == nil || !strings.Contains(err.Error(), "another vocabulary") {
+		t.Errorf("resume on another corpus: %v", err)
+	}
+	if after, _ := os.ReadFile(d.Path(MetricsFile)); string(after) != string(before) {
+		t.Errorf("the refused resume changed %s", MetricsFile)
+	}
+}
+
+// TestResolveCorpus: a relative corpus path stored in a checkpoint is found as given or
+// in the run directory, and the error of neither names both places.
+func TestResolveCorpus(t *testing.T) {
+	run := t.TempDir()
+	ckpt := filepath.Join(run, LatestFile)
+	t.Chdir(t.TempDir())
+	for _, spec := range []string{"", data.NameShakespeare, "/abs/corpus.txt"} {
+		if got, err := ResolveCorpus(spec, ckpt, nil); got != spec || err != nil {
+			t.Errorf("%q: %q, %v; want it unchanged", spec, got, err)
+		}
+	}
+	_, err := ResolveCorpus("c.txt", ckpt, nil)
+	cwd, _ := os.Getwd()
+	for _, want := range []string{"corpus file c.txt", ckpt, filepath.Join(cwd, "c.txt"), filepath.Join(run, "c.txt")} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("corpus nowhere: error %v, want one mentioning %q", err, want)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(run, "c.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ResolveCorpus("c.txt", ckpt, nil); got != filepath.Join(run, "c.txt") || err != nil {
+		t.Errorf("corpus in the run directory: %q, %v", got, err)
+	}
+	if err := os.WriteFile("c.txt", []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ResolveCorpus("c.txt", ckpt, nil); got != "c.txt" || err != nil {
+		t.Errorf("corpus here: %q, %v", got, err)
+	}
+}

@@ -1,0 +1,77 @@
+package train
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"lipformer/internal/atomicfile"
+)
+
+// checkStart refuses a new run in a directory that holds one (unless r.Restart, when it
+// removes the metrics log of the run that crashed there), a resume of a run that has
+// already reached its last step, and a resume on a corpus of another vocabulary than the
+// checkpoint's.
+func (r *Run) checkStart() error {
+	if r.Resume == nil {
+		path := filepath.Join(r.Out, MetricsFile)
+		_, err := os.Stat(path)
+		switch {
+		case err == nil && r.Restart:
+			if err := os.Remove(path); err != nil {
+				return err
+			}
+			r.Log.Info("removed the metrics log of a run that stopped before its first checkpoint", "file", path)
+		case err == nil:
+			return errHoldsRun(r.Out)
+		}
+		return nil
+	}
+	if v := r.Corpus.Vocab.Bytes(); string(v) != string(r.Resume.Vocab) {
+		return fmt.Errorf("resume %s: corpus %s has another vocabulary than the checkpoint (%d and %d bytes)", r.Out, r.Corpus.Name, len(v), len(r.Resume.Vocab))
+	}
+	step, err := r.Resume.MetaInt(MetaStep)
+	if err != nil {
+		return fmt.Errorf("resume %s: %w", r.Out, err)
+	}
+	if step >= r.Opt.Steps {
+		return fmt.Errorf("resume %s: the run is at step %d and is to run %d steps in all, which leaves none to train: give more than %d",
+			r.Out, step, r.Opt.Steps, step)
+	}
+	return nil
+}
+
+// runFiles are the files of a run directory written atomically (atomicfile), whose
+// temporaries an interrupted write leaves behind.
+func runFiles() []string { return []string{LatestFile, BestFile, SummaryFile, MetricsFile} }
+
+// removeTemporaries removes the temporary files of the run directory's own files, which
+// only an interrupted write can have left when this process holds the directory's lock,
+// and logs what it removed.
+func removeTemporaries(dir string, log *slog.Logger) error {
+	var names []string
+	var size int64
+	for _, f := range runFiles() {
+		tmps, err := atomicfile.Temporaries(filepath.Join(dir, f))
+		if err != nil {
+			return err
+		}
+		for _, tmp := range tmps {
+			if fi, err := os.Stat(tmp); err == nil {
+				size += fi.Size()
+			}
+			if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("removing a stale temporary file: %w", err)
+			}
+			names = append(names, filepath.Base(tmp))
+		}
+	}
+	if len(names) > 0 {
+		log.Warn("removed stale temporary files of interrupted writes", "dir", dir, "files", strings.Join(names, " "), "bytes", size)
+	}
+	return nil
+}
