@@ -49,6 +49,9 @@ type result struct {
 	Bytes      int     `json:"bytes"`
 	Loss       float64 `json:"loss"`
 	BPC        float64 `json:"bpc"`
+	// Stride is the advance of the evaluation windows: the context for consecutive
+	// non-overlapping windows, less for overlapping ones (data.NewStridedEvalWindows).
+	Stride int `json:"stride"`
 	// Ablation is the table of -ablate attention: intact, each layer's attention removed,
 	// all of it removed.
 	Ablation []train.AblationRow `json:"ablation,omitempty"`
@@ -75,6 +78,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	ablate := fs.String("ablate", "", "attention: also score the split without each layer's attention sub-block and without all of them, L+2 evaluations of the split for L layers in all")
 	ngramN := fs.Int("ngram", 0, "also score n-gram baselines of orders 2, 3 and `N` (1 to 8), trained on the corpus's train split; 0: none. With -data and no -ckpt, only these (a file corpus then has the default split 0.9,0.05,0.05)")
+	stride := fs.Int("stride", 0, "advance the evaluation windows of the context T by `S` bytes and score only the bytes no earlier window scored, each after at least T-S+1 bytes of context (1: the sliding window of published enwik8 numbers, at T times the cost); 0: S = T, consecutive windows")
 	ngramAll := fs.Bool("ngram-all", false, "with -ngram N, score every order from 1 to N")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
@@ -100,6 +104,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if *ablate != "" && *ablate != "attention" {
 		return fmt.Errorf("-ablate %q, want attention", *ablate)
+	}
+	if *stride < 0 {
+		return fmt.Errorf("-stride %d, want >= 1 (or 0: the context)", *stride)
+	}
+	if *stride > 0 && *ablate != "" {
+		return fmt.Errorf("-stride %d with -ablate: the ablation scores consecutive windows only", *stride)
 	}
 	path, err := cli.CheckpointPath(*ckpt)
 	if err != nil {
@@ -134,9 +144,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	step, _ := ck.MetaInt(train.MetaStep)
-	res := result{Checkpoint: path, Corpus: corpus.Name, Split: *split, Step: step}
+	if *stride > m.Cfg.Context {
+		return fmt.Errorf("-stride %d, want at most the model's context %d", *stride, m.Cfg.Context)
+	}
+	res := result{Checkpoint: path, Corpus: corpus.Name, Split: *split, Step: step, Stride: m.Cfg.Context}
+	if *stride > 0 {
+		res.Stride = *stride
+	}
 	if *ablate == "" {
-		res.Loss, res.Bytes, err = evaluate(m, tokens, *batch)
+		res.Loss, res.Bytes, err = evaluate(m, tokens, *batch, res.Stride)
 	} else { // the table's first row is the intact model
 		if res.Ablation, res.Bytes, err = train.AblateAttention(ctx, m, tokens, *batch); err == nil {
 			res.Loss = res.Ablation[0].Loss
@@ -154,7 +170,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(res)
 	}
-	fmt.Fprintf(stdout, "%s (step %d) on %s %s: %.4f bpc over %d bytes\n", path, step, corpus.Name, *split, res.BPC, res.Bytes)
+	fmt.Fprintf(stdout, "%s (step %d) on %s %s: %.4f bpc over %d bytes (windows of %d advanced by %d)\n", path, step, corpus.Name, *split, res.BPC, res.Bytes, m.Cfg.Context, res.Stride)
 	if res.Ablation != nil {
 		printAblation(stdout, res.Ablation)
 	}
@@ -216,14 +232,15 @@ func printBaselines(w io.Writer, corpus, split string, res []ngram.Result, score
 		corpus, split, ngram.Format(res), scored)
 }
 
-// evaluate is the mean loss of the model on tokens and the number of bytes scored.
-func evaluate(m *model.Model, tokens []uint8, batch int) (float64, int, error) {
+// evaluate is the mean loss of the model on tokens, in windows advanced by stride, and
+// the number of bytes scored.
+func evaluate(m *model.Model, tokens []uint8, batch, stride int) (float64, int, error) {
 	p, err := m.NewProgram(model.Eval, batch)
 	if err != nil {
 		return 0, 0, err
 	}
 	defer p.Close()
-	return train.Evaluate(p, tokens)
+	return train.EvaluateStrided(p, tokens, stride)
 }
 
 // printAblation writes the ablation table: the attention removed, bpc, and the change

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -215,6 +216,39 @@ func TestEvalNgramBaselines(t *testing.T) {
 		var stdout, stderr bytes.Buffer
 		if err := run(context.Background(), c.args, &stdout, &stderr); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: error %v, want one containing %q", c.args, err, c.want)
+		}
+	}
+}
+
+// TestEvalStride: -stride T gives plain eval's result, a smaller stride scores the same
+// bytes with more context (another loss), and strides outside [1, T] or with -ablate are
+// refused naming -stride.
+func TestEvalStride(t *testing.T) {
+	out := trainedRun(t, 2, 2)
+	eval := func(args ...string) (result, error) {
+		var stdout, stderr bytes.Buffer
+		var r result
+		err := run(context.Background(), append([]string{"-ckpt", out, "-split", "valid", "-json"}, args...), &stdout, &stderr)
+		if err == nil {
+			err = json.Unmarshal(stdout.Bytes(), &r)
+		}
+		return r, err
+	}
+	plain, err := eval()
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := eval("-stride", strconv.Itoa(plain.Stride))
+	if err != nil || full.BPC != plain.BPC || full.Bytes != plain.Bytes {
+		t.Errorf("-stride %d: %+v, %v; plain eval %+v", plain.Stride, full, err, plain)
+	}
+	one, err := eval("-stride", "1")
+	if err != nil || one.Bytes != plain.Bytes || one.Stride != 1 || one.BPC == plain.BPC {
+		t.Errorf("-stride 1: %+v, %v; want the %d bytes of plain eval scored at another loss than %.6g", one, err, plain.Bytes, plain.BPC)
+	}
+	for _, args := range [][]string{{"-stride", "-1"}, {"-stride", strconv.Itoa(plain.Stride + 1)}, {"-stride", "2", "-ablate", "attention"}} {
+		if _, err := eval(args...); err == nil || !strings.Contains(err.Error(), "-stride") {
+			t.Errorf("%v: error %v, want one naming -stride", args, err)
 		}
 	}
 }
