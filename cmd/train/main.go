@@ -1,7 +1,7 @@
 // Command train trains a byte-level transformer language model and writes its metrics,
 // checkpoints and summary to an output directory.
 //
-//	go run ./cmd/train                                  # small L2 model on the default corpus
+//	go run ./cmd/train                                  # a small certified model on the default corpus
 //	go run ./cmd/train -arch dp -data shakespeare -steps 2000
 //	go run ./cmd/train -config configs/shakespeare.toml -arch dp   # a named configuration
 //	go run ./cmd/train -resume out/run1 -steps 4000     # continue a run
@@ -85,7 +85,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfg, opt := model.Default(), train.DefaultOptions()
-	opt.Steps, opt.EvalEvery = 500, 100
+	cfg.Arch = "contractive-l2"         // certified attention that learns: clearly below the trigram in 1500 steps
+	opt.Steps, opt.EvalEvery = 1500, 100 // about 2 minutes on 2 cores
 	dataDir := trainflags.Add(fs, &cfg, &opt)
 	out := fs.String("out", "out/run", "output directory")
 	resume := fs.String("resume", "", "continue the run in this directory")
@@ -269,6 +270,9 @@ func report(w io.Writer, r *train.Run, sum *train.Summary, asJSON bool, sampleLe
 		return err
 	}
 	fmt.Fprintf(w, "sample:\n%s\n", text)
+	fmt.Fprintf(w, "wrote %s/: %s (a JSON row per step and validation), %s (latest), %s (best validation), %s\n",
+		r.Out, train.MetricsFile, train.LatestFile, train.BestFile, train.SummaryFile)
+	fmt.Fprintf(w, "next: go run ./cmd/sample -ckpt %[1]s, go run ./cmd/eval -ckpt %[1]s -ngram 5, go run ./cmd/plot -runs %[1]s -out curves.png\n", r.Out)
 	return nil
 }
 
