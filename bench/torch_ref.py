@@ -38,14 +38,14 @@ turns rather than fight. Other settings are worth a try on an idle machine (--th
 
 Commands (all print JSON lines on stdout):
   loss  --ckpt F [--after-step]   step-0 loss of the checkpoint's batch (bench.inputs and
-                                  bench.targets, written by cmd/bench), and with --after-step
+                                  bench.targets, written by package bench), and with --after-step
                                   the loss after one training step on it
   run   --ckpt F --steps N --warmup W --modes train,eval,sample [--after-step]
                                   the loss, then timings, each mode from the checkpoint's weights
   time  --configs P1,P2,P3 --archs dp,l2 --steps N --warmup W --seed S --dtype float32
-                                  timings without Go: presets of cmd/bench, weights drawn as
+                                  timings without Go: presets of model/presets.go, weights drawn as
                                   model.New draws them (from torch's generator)
-  presets --archs ... --dtype ... the presets' model configs (TestTorchPresetsMatch)
+  presets --archs ... --dtype ... the presets' model configs (model.TestTorchPresetsMatch)
   train --data FILE --model JSON --iters N [--batch --lr --min-lr --lr-warmup --beta2
         --weight-decay --clip --eval-every --seed]
                                   trains the reference on a text file as cmd/train does (the
@@ -69,7 +69,7 @@ import struct
 import sys
 import time
 
-# The presets of cmd/bench/presets.go; the other config fields are model.Default's.
+# The presets of model/presets.go; the other config fields are model.Default's.
 PRESETS = {
     "P1": dict(layers=1, heads=4, width=256, hidden=1024, context=128, vocab=256, batch=16),
     "P2": dict(layers=4, heads=4, width=128, hidden=512, context=64, vocab=65, batch=12),
