@@ -52,31 +52,15 @@ func main() {
 
 // options are the parsed flags.
 type options struct {
-	presets []model.Preset
-	archs   []string
-	modes   []string // in measuring order
-	steps   int
-	warmup  int
-	seed    uint64
-	dtype   string
+	plan    bench.Plan
 	json    bool
 	torch   bool
 	runner  bench.Torch
-	lossTol float64
-	keep    string // directory for the checkpoints given to PyTorch, or "" for a temporary one
-	out     string // file that receives the JSON records too, or ""
-	soak    int    // training steps of a soak (bench.Job.Soak) instead of the timed modes, or 0
-	cpuProf string // file that receives a CPU profile of the Go measurements, or ""
-	// sequences sampled in step (model.GenerateBatch) by the sample mode, and its window:
-	// shift or none (sampleWindowNone)
-	sampleBatch  int
-	sampleWindow string
-	pool         []string // JSONL files to pool instead of measuring (bench.Pool), or nil
-}
-
-// settings are the options' bench.Settings.
-func (o options) settings() bench.Settings {
-	return bench.Settings{Steps: o.steps, Warmup: o.warmup, Seed: o.seed, Dtype: o.dtype, SampleBatch: o.sampleBatch, SampleWindow: o.sampleWindow}
+	keep    string   // directory for the checkpoints given to PyTorch, or "" for a temporary one
+	out     string   // file that receives the JSON records too, or ""
+	soak    int      // training steps of a soak (bench.Plan.Soak) instead of the timed modes, or 0
+	cpuProf string   // file that receives a CPU profile of the Go measurements, or ""
+	pool    []string // JSONL files to pool instead of measuring (bench.Pool), or nil
 }
 
 // parseFlags parses and validates the command line.
@@ -91,12 +75,12 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	archs := fs.String("archs", "dp,l2,invertible-l2", "architectures: "+strings.Join(model.Architectures, ", "))
 	modes := fs.String("modes", "train,eval,sample", "what to time: train (a training step), eval (a forward-only batch), sample (generated tokens: KV cache, window shift)")
 	var o options
-	fs.IntVar(&o.steps, "steps", 10, "timed runs per measurement (the median is reported)")
-	fs.IntVar(&o.warmup, "warmup", 2, "untimed runs before the timed ones")
-	fs.Uint64Var(&o.seed, "seed", 1, "seed of the initial weights and the batch")
-	fs.StringVar(&o.sampleWindow, "sample-window", string(model.Shift), "what the sample mode times: shift (the steady state beyond the context: re-prefills of T/2 bytes included) or none (generation within the context, from a 1-byte prompt to T bytes)")
-	fs.IntVar(&o.sampleBatch, "sample-batch", 1, "sequences the sample mode decodes in step (model.GenerateBatch); its time is per generated token of all of them")
-	fs.StringVar(&o.dtype, "dtype", "float32", "float32 or float64")
+	fs.IntVar(&o.plan.Set.Steps, "steps", 10, "timed runs per measurement (the median is reported)")
+	fs.IntVar(&o.plan.Set.Warmup, "warmup", 2, "untimed runs before the timed ones")
+	fs.Uint64Var(&o.plan.Set.Seed, "seed", 1, "seed of the initial weights and the batch")
+	fs.StringVar(&o.plan.Set.SampleWindow, "sample-window", string(model.Shift), "what the sample mode times: shift (the steady state beyond the context: re-prefills of T/2 bytes included) or none (generation within the context, from a 1-byte prompt to T bytes)")
+	fs.IntVar(&o.plan.Set.SampleBatch, "sample-batch", 1, "sequences the sample mode decodes in step (model.GenerateBatch); its time is per generated token of all of them")
+	fs.StringVar(&o.plan.Set.Dtype, "dtype", "float32", "float32 or float64")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object per measurement (and per comparison) instead of a table")
 	fs.BoolVar(&o.torch, "torch", false, "also run bench/torch_ref.py on the same weights and batch: step-0 loss check and Go/PyTorch time ratios")
 	fs.StringVar(&o.runner.Python, "python", "/usr/bin/python3", "Python interpreter with torch and numpy, for -torch")
@@ -105,7 +89,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.runner.Interop, "torch-interop", 1, "PyTorch inter-op threads (torch.set_num_interop_threads)")
 	fs.IntVar(&o.runner.BLASThreads, "torch-blas-threads", 2, "OPENBLAS_NUM_THREADS for PyTorch's OpenBLAS (its matrix products)")
 	fs.StringVar(&o.runner.OMPWait, "torch-omp-wait", "PASSIVE", "OMP_WAIT_POLICY for PyTorch's OpenMP workers: PASSIVE or ACTIVE")
-	fs.Float64Var(&o.lossTol, "loss-tol", 1e-4, "largest accepted |Go - PyTorch| step-0 loss, in nats")
+	fs.Float64Var(&o.plan.LossTol, "loss-tol", 1e-4, "largest accepted |Go - PyTorch| step-0 loss, in nats")
 	fs.StringVar(&o.out, "o", "", "also write the JSON records to this file (with the table on stdout)")
 	fs.IntVar(&o.soak, "soak", 0, "instead of timing the modes, run this many training steps of each configuration and architecture and report the live heap along the way (bench.Job.Soak)")
 	pool := fs.Bool("pool", false, "instead of measuring, pool the records of earlier runs: the arguments are their JSONL files (-o, bench/compare.sh); prints Go's and PyTorch's medians over the runs and the ratios")
@@ -125,35 +109,35 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		}
 	}
 	var err error
-	if o.presets, err = model.FindPresets(*configs); err != nil {
+	if o.plan.Presets, err = model.FindPresets(*configs); err != nil {
 		return o, fmt.Errorf("-configs: %w", err)
 	}
-	if o.archs, err = parseList("-archs", *archs, model.Architectures); err != nil {
+	if o.plan.Archs, err = parseList("-archs", *archs, model.Architectures); err != nil {
 		return o, err
 	}
-	if o.modes, err = parseList("-modes", *modes, bench.Modes()); err != nil {
+	if o.plan.Modes, err = parseList("-modes", *modes, bench.Modes()); err != nil {
 		return o, err
 	}
 	// measure in a fixed order: train first, so eval and sample can be compared with it
-	o.modes = slices.DeleteFunc(bench.Modes(), func(m string) bool { return !slices.Contains(o.modes, m) })
+	o.plan.Modes = slices.DeleteFunc(bench.Modes(), func(m string) bool { return !slices.Contains(o.plan.Modes, m) })
 	var errs []string
-	if o.steps < 1 {
-		errs = append(errs, fmt.Sprintf("-steps %d, want >= 1", o.steps))
+	if o.plan.Set.Steps < 1 {
+		errs = append(errs, fmt.Sprintf("-steps %d, want >= 1", o.plan.Set.Steps))
 	}
-	if o.warmup < 0 {
-		errs = append(errs, fmt.Sprintf("-warmup %d, want >= 0", o.warmup))
+	if o.plan.Set.Warmup < 0 {
+		errs = append(errs, fmt.Sprintf("-warmup %d, want >= 0", o.plan.Set.Warmup))
 	}
-	if o.sampleBatch < 1 || (o.sampleBatch > 1 && o.torch && slices.Contains(o.modes, bench.ModeSample)) {
-		errs = append(errs, fmt.Sprintf("-sample-batch %d, want >= 1, and 1 with -torch (PyTorch's reference samples one sequence)", o.sampleBatch))
+	if o.plan.Set.SampleBatch < 1 || (o.plan.Set.SampleBatch > 1 && o.torch && slices.Contains(o.plan.Modes, bench.ModeSample)) {
+		errs = append(errs, fmt.Sprintf("-sample-batch %d, want >= 1, and 1 with -torch (PyTorch's reference samples one sequence)", o.plan.Set.SampleBatch))
 	}
-	if o.sampleWindow != string(model.Shift) && o.sampleWindow != bench.SampleWindowNone {
-		errs = append(errs, fmt.Sprintf("-sample-window %q, want shift or none", o.sampleWindow))
+	if o.plan.Set.SampleWindow != string(model.Shift) && o.plan.Set.SampleWindow != bench.SampleWindowNone {
+		errs = append(errs, fmt.Sprintf("-sample-window %q, want shift or none", o.plan.Set.SampleWindow))
 	}
 	if o.soak < 0 || (o.soak > 0 && o.torch) {
 		errs = append(errs, fmt.Sprintf("-soak %d, want >= 0 and without -torch", o.soak))
 	}
-	if o.dtype != "float32" && o.dtype != "float64" {
-		errs = append(errs, fmt.Sprintf("-dtype %q, want float32 or float64", o.dtype))
+	if o.plan.Set.Dtype != "float32" && o.plan.Set.Dtype != "float64" {
+		errs = append(errs, fmt.Sprintf("-dtype %q, want float32 or float64", o.plan.Set.Dtype))
 	}
 	if o.torch && (o.runner.Threads < 1 || o.runner.Interop < 1 || o.runner.BLASThreads < 1) {
 		errs = append(errs, fmt.Sprintf("-torch-threads %d, -torch-interop %d, -torch-blas-threads %d: want each >= 1",
@@ -162,8 +146,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if o.runner.OMPWait != "PASSIVE" && o.runner.OMPWait != "ACTIVE" {
 		errs = append(errs, fmt.Sprintf("-torch-omp-wait %q, want PASSIVE or ACTIVE", o.runner.OMPWait))
 	}
-	if !(o.lossTol > 0) {
-		errs = append(errs, fmt.Sprintf("-loss-tol %g, want > 0", o.lossTol))
+	if !(o.plan.LossTol > 0) {
+		errs = append(errs, fmt.Sprintf("-loss-tol %g, want > 0", o.plan.LossTol))
 	}
 	if len(errs) > 0 {
 		return o, errors.New(strings.Join(errs, "; "))
@@ -207,6 +191,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		} else if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
+		o.plan.Torch, o.plan.Dir = &o.runner, dir
 	}
 	out := &printer{w: stdout, json: o.json}
 	if o.out != "" {
@@ -228,66 +213,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		defer stopProfile()
 	}
 	if o.soak > 0 {
-		return runSoak(ctx, o, out)
+		if err := out.soakHeader(o); err != nil {
+			return err
+		}
+		return o.plan.Soak(ctx, o.soak, out.soak)
 	}
-	if err := out.header(o); err != nil {
+	if err := out.header(o.plan.Set); err != nil {
 		return err
 	}
-	var checks []bench.LossCheck
-	var comps []bench.Comparison
-	for _, p := range o.presets {
-		for _, arch := range o.archs {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			j := bench.NewJob(p, arch, o.settings())
-			goRuns := map[string]bench.Measurement{}
-			for _, mode := range o.modes {
-				r, err := j.Measure(mode)
-				if err != nil {
-					return err
-				}
-				r.AddSpeedup(goRuns)
-				goRuns[mode] = r
-				if err := out.measurement(r); err != nil {
-					return err
-				}
-			}
-			if !o.torch {
-				continue
-			}
-			lc, trs, err := j.TorchRun(ctx, o.runner, dir, o.modes, o.lossTol)
-			if err != nil {
-				return err
-			}
-			torchRuns := map[string]bench.Measurement{}
-			for _, r := range trs {
-				r.AddSpeedup(torchRuns)
-				torchRuns[r.Mode] = r
-				if err := out.measurement(r); err != nil {
-					return err
-				}
-				if g, ok := goRuns[r.Mode]; ok {
-					comps = append(comps, bench.Compare(g, r))
-				}
-			}
-			checks = append(checks, lc)
-		}
+	comps, checks, err := o.plan.Run(ctx, out.measurement)
+	if err != nil {
+		return err
 	}
 	if err := out.summary(comps, checks); err != nil {
 		return err
 	}
-	var bad []string
-	for _, c := range checks {
-		if !c.OK {
-			bad = append(bad, fmt.Sprintf("%s %s: Go %.8f and %.8f, PyTorch %.8f and %.8f (|diff| %.2g and %.2g, tolerance %.2g)",
-				c.Config, c.Arch, c.GoLoss, c.GoLoss1, c.TorchLoss, c.TorchLoss1, c.AbsDiff, c.AbsDiff1, c.Tol))
-		}
-	}
-	if len(bad) > 0 {
-		return fmt.Errorf("Go and PyTorch losses differ: %s", strings.Join(bad, "; "))
-	}
-	return nil
+	return bench.CheckLosses(checks)
 }
 
 // startCPUProfile starts writing a CPU profile to path and returns the function that

@@ -49,21 +49,21 @@ func TestFlagDefaultsAndOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(o.modes, []string{"train", "sample"}) {
-		t.Errorf("modes %v, want train before sample", o.modes)
+	if !slices.Equal(o.plan.Modes, []string{"train", "sample"}) {
+		t.Errorf("modes %v, want train before sample", o.plan.Modes)
 	}
-	if len(o.presets) != 2 || o.presets[0].Name != "P2" || o.presets[1].Name != "tiny" {
-		t.Errorf("presets %v", o.presets)
+	if len(o.plan.Presets) != 2 || o.plan.Presets[0].Name != "P2" || o.plan.Presets[1].Name != "tiny" {
+		t.Errorf("presets %v", o.plan.Presets)
 	}
-	if !slices.Equal(o.archs, []string{"l2"}) {
-		t.Errorf("archs %v, want one l2", o.archs)
+	if !slices.Equal(o.plan.Archs, []string{"l2"}) {
+		t.Errorf("archs %v, want one l2", o.plan.Archs)
 	}
 	d, err := parseFlags(nil, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.presets) != 3 || !slices.Equal(d.archs, []string{"dp", "l2", "invertible-l2"}) || d.dtype != "float32" {
-		t.Errorf("defaults: %d presets, archs %v, dtype %s", len(d.presets), d.archs, d.dtype)
+	if len(d.plan.Presets) != 3 || !slices.Equal(d.plan.Archs, []string{"dp", "l2", "invertible-l2"}) || d.plan.Set.Dtype != "float32" {
+		t.Errorf("defaults: %d presets, archs %v, dtype %s", len(d.plan.Presets), d.plan.Archs, d.plan.Set.Dtype)
 	}
 }
 

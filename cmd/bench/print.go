@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -36,7 +35,7 @@ func (p *printer) record(v any) error {
 }
 
 // header describes the build and the settings (tables only: every JSON object carries them).
-func (p *printer) header(o options) error {
+func (p *printer) header(s bench.Settings) error {
 	if p.json {
 		return nil
 	}
@@ -48,7 +47,7 @@ func (p *printer) header(o options) error {
 		"x train is the training step's ns/tok over this one's ns/tok, for sample over its ns/gen;\n"+
 		"MB/run and allocs are heap bytes and objects allocated per timed run; live heap is before -> after the timed runs\n\n"+
 		"%-5s %-4s %-14s %-6s %10s %19s %9s %8s %8s %9s %9s %15s %8s %9s %7s\n",
-		runtime.Version(), runtime.GOOS, runtime.GOARCH, ops.Backend, runtime.GOMAXPROCS(0), o.dtype, o.steps, o.warmup, sampleRunText(o.sampleWindow), o.sampleBatch,
+		runtime.Version(), runtime.GOOS, runtime.GOARCH, ops.Backend, runtime.GOMAXPROCS(0), s.Dtype, s.Steps, s.Warmup, sampleRunText(s.SampleWindow), s.SampleBatch,
 		"impl", "conf", "arch", "mode", "ms", "min..max ms", "tok/s", "GFLOP", "GFLOP/s", "MB/run", "allocs", "live heap MB", "ns/tok", "ns/gen", "x train")
 	return err
 }
@@ -123,25 +122,6 @@ func (p *printer) summary(comps []bench.Comparison, checks []bench.LossCheck) er
 	return nil
 }
 
-// runSoak soaks every selected configuration and architecture and prints the reports.
-func runSoak(ctx context.Context, o options, out *printer) error {
-	if err := out.soakHeader(o); err != nil {
-		return err
-	}
-	for _, p := range o.presets {
-		for _, arch := range o.archs {
-			r, err := bench.NewJob(p, arch, o.settings()).Soak(ctx, o.soak)
-			if err != nil {
-				return fmt.Errorf("%s %s soak: %w", p.Name, arch, err)
-			}
-			if err := out.soak(r); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 // soakHeader describes the soak table (tables only: every JSON object carries the settings).
 func (p *printer) soakHeader(o options) error {
 	if p.json {
@@ -151,7 +131,7 @@ func (p *printer) soakHeader(o options) error {
 		"MB/step and allocs are heap bytes and objects allocated per step, mean over the soak;\n"+
 		"live heap is after a full GC at steps 0 (after warm-up), %s; growth is end - start\n\n"+
 		"%-4s %-14s %7s %9s %8s %9s %-40s %9s %15s\n",
-		runtime.Version(), runtime.GOOS, runtime.GOARCH, ops.Backend, runtime.GOMAXPROCS(0), o.dtype, o.soak, o.warmup,
+		runtime.Version(), runtime.GOOS, runtime.GOARCH, ops.Backend, runtime.GOMAXPROCS(0), o.plan.Set.Dtype, o.soak, o.plan.Set.Warmup,
 		checkpointList(o.soak),
 		"conf", "arch", "steps", "ms/step", "MB/step", "allocs", "live heap MB at the checkpoints", "growth MB", "loss start->end")
 	return err
