@@ -40,6 +40,10 @@ Commands (all print JSON lines on stdout):
   loss  --ckpt F [--after-step]   step-0 loss of the checkpoint's batch (bench.inputs and
                                   bench.targets, written by package bench), and with --after-step
                                   the loss after one training step on it
+  grads --ckpt F,... --out G,...  per checkpoint, the loss of its batch and the gradient of
+                                  every parameter (no power iteration first, as a Go training
+                                  program): G, a safetensors file of the gradients under the
+                                  parameters' names, in the model's dtype; prints the losses
   run   --ckpt F --steps N --warmup W --modes train,eval,sample [--after-step]
                                   the loss, then timings, each mode from the checkpoint's weights
   time  --configs P1,P2,P3 --archs dp,l2 --steps N --warmup W --seed S --dtype float32
@@ -85,8 +89,9 @@ MODES = ["train", "eval", "sample"]
 
 def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("command", choices=["loss", "run", "time", "presets", "train"])
-    ap.add_argument("--ckpt", help="a checkpoint written by cmd/bench (loss, run)")
+    ap.add_argument("command", choices=["loss", "grads", "run", "time", "presets", "train"])
+    ap.add_argument("--ckpt", help="a checkpoint written by package bench (loss, grads, run)")
+    ap.add_argument("--out", help="grads: the safetensors files that receive the gradients, one per --ckpt (comma-separated)")
     ap.add_argument("--after-step", action="store_true", help="loss, run: also the loss after one training step")
     ap.add_argument("--configs", default="P1,P2,P3")
     ap.add_argument("--archs", default="dp,l2,invertible-l2")
@@ -116,8 +121,10 @@ def parse_args(argv):
         ap.error("want --steps >= 1, --warmup >= 0 and thread counts >= 1")
     if a.command == "train" and not a.data:
         ap.error("train needs --data")
-    if a.command in ("loss", "run") and not a.ckpt:
+    if a.command in ("loss", "grads", "run") and not a.ckpt:
         ap.error("%s needs --ckpt" % a.command)
+    if a.command == "grads" and (not a.out or len(a.out.split(",")) != len(a.ckpt.split(","))):
+        ap.error("grads needs an --out per --ckpt")
     return a
 
 
@@ -138,6 +145,21 @@ torch.set_num_interop_threads(ARGS.interop_threads)
 # ---------------------------------------------------------------- safetensors, by hand
 
 ST_DTYPES = {"F32": "<f4", "F64": "<f8", "I32": "<i4", "I64": "<i8", "U8": "u1"}
+
+
+def write_safetensors(path, arrays, meta):
+    """Writes {name: numpy array} and the metadata {str: str} as a safetensors file."""
+    names = {np.dtype(v).str: k for k, v in ST_DTYPES.items()}
+    header, offset, blobs = {"__metadata__": meta}, 0, []
+    for name, a in arrays.items():
+        b = np.ascontiguousarray(a).tobytes()
+        header[name] = dict(dtype=names[a.dtype.str], shape=list(a.shape), data_offsets=[offset, offset + len(b)])
+        offset += len(b)
+        blobs.append(b)
+    raw = json.dumps(header).encode()
+    raw += b" " * (-len(raw) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(raw)) + raw + b"".join(blobs))
 
 
 def read_safetensors(path):
@@ -551,6 +573,16 @@ def cmd_loss(a):
     emit(loss_record(lm, ids, targets, opts, config, a.after_step))
 
 
+def cmd_grads(a):
+    for ckpt, out in zip(a.ckpt.split(","), a.out.split(",")):
+        lm, ids, targets, _, config = from_checkpoint(ckpt)
+        loss = lm.loss(ids, targets)
+        loss.backward()
+        grads = {n: t.grad.detach().numpy() for n, t in lm.params.items()}
+        write_safetensors(out, grads, {"loss": repr(loss.item())})
+        emit(dict(impl="torch", config=config, arch=lm.arch, mode="grads", loss=loss.item()))
+
+
 def cmd_run(a):
     lm, ids, targets, opts, config = from_checkpoint(a.ckpt)
     state = {n: t.detach().clone() for n, t in lm.params.items()}
@@ -646,5 +678,5 @@ def cmd_presets(a):
 
 
 if __name__ == "__main__":
-    {"loss": cmd_loss, "run": cmd_run, "time": cmd_time, "presets": cmd_presets,
+    {"loss": cmd_loss, "grads": cmd_grads, "run": cmd_run, "time": cmd_time, "presets": cmd_presets,
      "train": cmd_train}[ARGS.command](ARGS)
