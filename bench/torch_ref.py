@@ -1,11 +1,12 @@
 #!/usr/bin/python3
 """PyTorch reference of lipformer's byte-level language model, for speed and correctness.
 
-It implements the model of model/ and layers/ exactly (SPEC sections 2-4): token + learned
-position embeddings, blocks (pre-, post- or no LayerNorm; invertible blocks without
-LayerNorm), a final LayerNorm and a linear head without bias (or the token table transposed
-when the config ties them). Weights are stored as lipformer stores them, (In, Out): a linear
-map is x @ W + b. Attention has no biases; head h uses columns h*d..(h+1)*d of each (D, D) map.
+It implements the model of model/ and layers/ exactly (docs/math.md, "The language model"):
+token + learned position embeddings, blocks (pre-, post- or no LayerNorm; invertible blocks
+without LayerNorm), a final LayerNorm and a linear head without bias (or the token table
+transposed when the config ties them). Weights are stored as lipformer stores them, (In,
+Out): a linear map is x @ W + b. Attention has no biases; head h uses columns h*d..(h+1)*d
+of each (D, D) map.
 
   dp              P = softmax(q k^T / sqrt(d)), values x W^V
   l2              keys tied to queries, logits -||q_i - q_j||^2 / sqrt(d) computed as
@@ -25,7 +26,7 @@ corrections, eps added to sqrt(v_hat); the gradient is clipped to a global norm 
 train.ClipGlobalNorm (scaled by clip/norm when norm > clip, no epsilon). Invertible
 architectures run one power-iteration step before each training step, as train.Stepper.
 
-Threads are set deliberately (GORGONIA.md: competing pools made PyTorch 2.3x slower).
+Threads are set deliberately (competing thread pools made PyTorch 2.3x slower).
 Debian's torch 1.13 (BLAS_INFO=generic) calls the system libblas, OpenBLAS with its own
 pthread pool, for every matrix product, unsplit; its other kernels use OpenMP. So:
 torch.set_num_threads(--threads, default 2: the machine's cores, for OpenMP kernels),
