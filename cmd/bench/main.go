@@ -1,15 +1,16 @@
-// Command bench measures lipformer's speed: a full training step (forward, backward,
-// global-norm clip, AdamW update: train.Stepper, the trainer's code path), a forward-only
-// evaluation program and sampling (model.Generate with the decoder's key/value cache and
-// the shift window, timed per generated token in the steady state, re-prefills included),
-// for reference configurations (model.Presets) and architectures (package bench measures). Per measurement it reports the median
-// time over the timed runs, tokens per second (sample: also ns per generated token),
-// achieved GFLOP/s against the matrix-product FLOPs it computes (model.CountFLOPs), heap bytes and
-// objects allocated per run, and the live heap before and after the timed runs.
-// With -torch it also runs bench/torch_ref.py (PyTorch, same weights, batch and optimizer
-// settings) on every configuration, checks that both compute the same loss at step 0 and
-// after one training step, and prints the ratio of Go's time to PyTorch's (bench/compare.sh
-// does it for both BLAS builds).
+// Command bench measures lipformer's speed with package bench: a full training step
+// (forward, backward, global-norm clip, AdamW update: train.Stepper, the trainer's code
+// path), a forward-only evaluation program and sampling (model.GenerateBatch with the
+// decoder's key/value cache and the shift window, timed per generated token in the steady
+// state, re-prefills included), for reference configurations (model.Presets) and
+// architectures. Per measurement it reports the median time over the timed runs, tokens per
+// second (sample: also ns per generated token), achieved GFLOP/s against the matrix-product
+// FLOPs computed (model.CountFLOPs), heap bytes and objects allocated per run, and the live
+// heap before and after the timed runs. With -torch it also runs bench/torch_ref.py
+// (PyTorch, same weights, batch and optimizer settings) on every configuration, checks that
+// both compute the same loss at step 0 and after one training step, and prints the ratio of
+// Go's time to PyTorch's (bench/compare.sh does it for both BLAS builds). go test ./model
+// -bench . times the same programs as benchmarks.
 //
 //	go run ./cmd/bench -steps 2 -warmup 1 -configs P2          # a quick look
 //	go run -tags openblas ./cmd/bench -json > go.jsonl          # the OpenBLAS build

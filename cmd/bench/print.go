@@ -11,15 +11,8 @@ import (
 	"lipformer/ops"
 )
 
-// sampleRunText says what one timed run of the sample mode generates.
-func sampleRunText(window string) string {
-	if window == bench.SampleWindowNone {
-		return "Go generates T tokens per run from a 1-byte prompt, within the context (no re-prefill)"
-	}
-	return fmt.Sprintf("Go runs %d cycles of window shift per run (a prefill of T/2+1 positions, then steps to T)", bench.SampleCycles)
-}
-
-// printer writes measurements as JSON lines or as a table, and as JSON lines to also.
+// printer writes the records of a run (bench.Measurement, Comparison, LossCheck,
+// SoakReport, Pooled) as JSON lines or as tables, and as JSON lines to also.
 type printer struct {
 	w    io.Writer
 	json bool
@@ -50,6 +43,14 @@ func (p *printer) header(s bench.Settings) error {
 		runtime.Version(), runtime.GOOS, runtime.GOARCH, ops.Backend, runtime.GOMAXPROCS(0), s.Dtype, s.Steps, s.Warmup, sampleRunText(s.SampleWindow), s.SampleBatch,
 		"impl", "conf", "arch", "mode", "ms", "min..max ms", "tok/s", "GFLOP", "GFLOP/s", "MB/run", "allocs", "live heap MB", "ns/tok", "ns/gen", "x train")
 	return err
+}
+
+// sampleRunText says what one timed run of the sample mode generates.
+func sampleRunText(window string) string {
+	if window == bench.SampleWindowNone {
+		return "Go generates T tokens per run from a 1-byte prompt, within the context (no re-prefill)"
+	}
+	return fmt.Sprintf("Go runs %d cycles of window shift per run (a prefill of T/2+1 positions, then steps to T)", bench.SampleCycles)
 }
 
 // measurement prints one measurement.
