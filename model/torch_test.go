@@ -39,7 +39,7 @@ func torchRunner(t *testing.T) bench.Torch {
 		}
 		errs = append(errs, err.Error())
 	}
-	t.Skipf("no python3 with torch, skipping the PyTorch cross-check (install Debian's python3-torch): %s", strings.Join(errs, "; "))
+	t.Skipf("skipping the PyTorch cross-check, no python3 imports torch: %s", strings.Join(errs, "; "))
 	return bench.Torch{}
 }
 
