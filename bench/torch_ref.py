@@ -1,11 +1,12 @@
 #!/usr/bin/python3
 """PyTorch reference of lipformer's byte-level language model, for speed and correctness.
 
-It implements the model of model/ and layers/ exactly (SPEC sections 2-4): token + learned
-position embeddings, blocks (pre-, post- or no LayerNorm; invertible blocks without
-LayerNorm), a final LayerNorm and a linear head without bias (or the token table transposed
-when the config ties them). Weights are stored as lipformer stores them, (In, Out): a linear
-map is x @ W + b. Attention has no biases; head h uses columns h*d..(h+1)*d of each (D, D) map.
+It implements the model of model/ and layers/ exactly (docs/math.md, "The language model"):
+token + learned position embeddings, blocks (pre-, post- or no LayerNorm; invertible blocks
+without LayerNorm), a final LayerNorm and a linear head without bias (or the token table
+transposed when the config ties them). Weights are stored as lipformer stores them, (In,
+Out): a linear map is x @ W + b. Attention has no biases; head h uses columns h*d..(h+1)*d
+of each (D, D) map.
 
   dp              P = softmax(q k^T / sqrt(d)), values x W^V
   l2              keys tied to queries, logits -||q_i - q_j||^2 / sqrt(d) computed as
@@ -25,7 +26,7 @@ corrections, eps added to sqrt(v_hat); the gradient is clipped to a global norm 
 train.ClipGlobalNorm (scaled by clip/norm when norm > clip, no epsilon). Invertible
 architectures run one power-iteration step before each training step, as train.Stepper.
 
-Threads are set deliberately (GORGONIA.md: competing pools made PyTorch 2.3x slower).
+Threads are set deliberately (competing thread pools made PyTorch 2.3x slower).
 Debian's torch 1.13 (BLAS_INFO=generic) calls the system libblas, OpenBLAS with its own
 pthread pool, for every matrix product, unsplit; its other kernels use OpenMP. So:
 torch.set_num_threads(--threads, default 2: the machine's cores, for OpenMP kernels),
@@ -38,14 +39,18 @@ turns rather than fight. Other settings are worth a try on an idle machine (--th
 
 Commands (all print JSON lines on stdout):
   loss  --ckpt F [--after-step]   step-0 loss of the checkpoint's batch (bench.inputs and
-                                  bench.targets, written by cmd/bench), and with --after-step
+                                  bench.targets, written by package bench), and with --after-step
                                   the loss after one training step on it
+  grads --ckpt F,... --out G,...  per checkpoint, the loss of its batch and the gradient of
+                                  every parameter (no power iteration first, as a Go training
+                                  program): G, a safetensors file of the gradients under the
+                                  parameters' names, in the model's dtype; prints the losses
   run   --ckpt F --steps N --warmup W --modes train,eval,sample [--after-step]
                                   the loss, then timings, each mode from the checkpoint's weights
   time  --configs P1,P2,P3 --archs dp,l2 --steps N --warmup W --seed S --dtype float32
-                                  timings without Go: presets of cmd/bench, weights drawn as
+                                  timings without Go: presets of model/presets.go, weights drawn as
                                   model.New draws them (from torch's generator)
-  presets --archs ... --dtype ... the presets' model configs (TestTorchPresetsMatch)
+  presets --archs ... --dtype ... the presets' model configs (model.TestTorchPresetsMatch)
   train --data FILE --model JSON --iters N [--batch --lr --min-lr --lr-warmup --beta2
         --weight-decay --clip --eval-every --seed]
                                   trains the reference on a text file as cmd/train does (the
@@ -69,7 +74,7 @@ import struct
 import sys
 import time
 
-# The presets of cmd/bench/presets.go; the other config fields are model.Default's.
+# The presets of model/presets.go; the other config fields are model.Default's.
 PRESETS = {
     "P1": dict(layers=1, heads=4, width=256, hidden=1024, context=128, vocab=256, batch=16),
     "P2": dict(layers=4, heads=4, width=128, hidden=512, context=64, vocab=65, batch=12),
@@ -85,8 +90,9 @@ MODES = ["train", "eval", "sample"]
 
 def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("command", choices=["loss", "run", "time", "presets", "train"])
-    ap.add_argument("--ckpt", help="a checkpoint written by cmd/bench (loss, run)")
+    ap.add_argument("command", choices=["loss", "grads", "run", "time", "presets", "train"])
+    ap.add_argument("--ckpt", help="a checkpoint written by package bench (loss, grads, run)")
+    ap.add_argument("--out", help="grads: the safetensors files that receive the gradients, one per --ckpt (comma-separated)")
     ap.add_argument("--after-step", action="store_true", help="loss, run: also the loss after one training step")
     ap.add_argument("--configs", default="P1,P2,P3")
     ap.add_argument("--archs", default="dp,l2,invertible-l2")
@@ -116,8 +122,10 @@ def parse_args(argv):
         ap.error("want --steps >= 1, --warmup >= 0 and thread counts >= 1")
     if a.command == "train" and not a.data:
         ap.error("train needs --data")
-    if a.command in ("loss", "run") and not a.ckpt:
+    if a.command in ("loss", "grads", "run") and not a.ckpt:
         ap.error("%s needs --ckpt" % a.command)
+    if a.command == "grads" and (not a.out or len(a.out.split(",")) != len(a.ckpt.split(","))):
+        ap.error("grads needs an --out per --ckpt")
     return a
 
 
@@ -138,6 +146,21 @@ torch.set_num_interop_threads(ARGS.interop_threads)
 # ---------------------------------------------------------------- safetensors, by hand
 
 ST_DTYPES = {"F32": "<f4", "F64": "<f8", "I32": "<i4", "I64": "<i8", "U8": "u1"}
+
+
+def write_safetensors(path, arrays, meta):
+    """Writes {name: numpy array} and the metadata {str: str} as a safetensors file."""
+    names = {np.dtype(v).str: k for k, v in ST_DTYPES.items()}
+    header, offset, blobs = {"__metadata__": meta}, 0, []
+    for name, a in arrays.items():
+        b = np.ascontiguousarray(a).tobytes()
+        header[name] = dict(dtype=names[a.dtype.str], shape=list(a.shape), data_offsets=[offset, offset + len(b)])
+        offset += len(b)
+        blobs.append(b)
+    raw = json.dumps(header).encode()
+    raw += b" " * (-len(raw) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(raw)) + raw + b"".join(blobs))
 
 
 def read_safetensors(path):
@@ -551,6 +574,16 @@ def cmd_loss(a):
     emit(loss_record(lm, ids, targets, opts, config, a.after_step))
 
 
+def cmd_grads(a):
+    for ckpt, out in zip(a.ckpt.split(","), a.out.split(",")):
+        lm, ids, targets, _, config = from_checkpoint(ckpt)
+        loss = lm.loss(ids, targets)
+        loss.backward()
+        grads = {n: t.grad.detach().numpy() for n, t in lm.params.items()}
+        write_safetensors(out, grads, {"loss": repr(loss.item())})
+        emit(dict(impl="torch", config=config, arch=lm.arch, mode="grads", loss=loss.item()))
+
+
 def cmd_run(a):
     lm, ids, targets, opts, config = from_checkpoint(a.ckpt)
     state = {n: t.detach().clone() for n, t in lm.params.items()}
@@ -646,5 +679,5 @@ def cmd_presets(a):
 
 
 if __name__ == "__main__":
-    {"loss": cmd_loss, "run": cmd_run, "time": cmd_time, "presets": cmd_presets,
+    {"loss": cmd_loss, "grads": cmd_grads, "run": cmd_run, "time": cmd_time, "presets": cmd_presets,
      "train": cmd_train}[ARGS.command](ARGS)

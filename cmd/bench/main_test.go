@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"lipformer/bench"
 	"lipformer/ops"
 )
 
@@ -48,21 +49,21 @@ func TestFlagDefaultsAndOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(o.modes, []string{"train", "sample"}) {
-		t.Errorf("modes %v, want train before sample", o.modes)
+	if !slices.Equal(o.plan.Modes, []string{"train", "sample"}) {
+		t.Errorf("modes %v, want train before sample", o.plan.Modes)
 	}
-	if len(o.presets) != 2 || o.presets[0].Name != "P2" || o.presets[1].Name != "tiny" {
-		t.Errorf("presets %v", o.presets)
+	if len(o.plan.Presets) != 2 || o.plan.Presets[0].Name != "P2" || o.plan.Presets[1].Name != "tiny" {
+		t.Errorf("presets %v", o.plan.Presets)
 	}
-	if !slices.Equal(o.archs, []string{"l2"}) {
-		t.Errorf("archs %v, want one l2", o.archs)
+	if !slices.Equal(o.plan.Archs, []string{"l2"}) {
+		t.Errorf("archs %v, want one l2", o.plan.Archs)
 	}
 	d, err := parseFlags(nil, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.presets) != 3 || !slices.Equal(d.archs, []string{"dp", "l2", "invertible-l2"}) || d.dtype != "float32" {
-		t.Errorf("defaults: %d presets, archs %v, dtype %s", len(d.presets), d.archs, d.dtype)
+	if len(d.plan.Presets) != 3 || !slices.Equal(d.plan.Archs, []string{"dp", "l2", "invertible-l2"}) || d.plan.Set.Dtype != "float32" {
+		t.Errorf("defaults: %d presets, archs %v, dtype %s", len(d.plan.Presets), d.plan.Archs, d.plan.Set.Dtype)
 	}
 }
 
@@ -79,26 +80,26 @@ func TestJSONSmoke(t *testing.T) {
 		t.Fatalf("%d lines, want 6:\n%s", len(lines), stdout.String())
 	}
 	for i, line := range lines {
-		var r measurement
+		var r bench.Measurement
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
 			t.Fatalf("line %q: %v", line, err)
 		}
-		wantMode := allModes()[i%3]
+		wantMode := bench.Modes()[i%3]
 		if r.Impl != "go" || r.Config != "tiny" || r.Mode != wantMode || r.Backend != ops.Backend || r.Steps != 1 {
 			t.Errorf("record %d: %+v", i, r)
 		}
 		if !(r.MsMedian > 0) || !(r.GFLOP > 0) || !(r.TokensPerS > 0) || !(r.BytesPerStep > 0) || r.HeapLiveEnd == 0 {
 			t.Errorf("record %d has an empty measurement: %+v", i, r)
 		}
-		if (r.Mode == modeTrain) != (r.SpeedupVsTrain == 0) {
+		if (r.Mode == bench.ModeTrain) != (r.SpeedupVsTrain == 0) {
 			t.Errorf("record %d: speedup over train %v", i, r.SpeedupVsTrain)
 		}
-		if r.Mode == modeSample && (r.Batch != 1 || r.Positions != 4*16 || r.Generated != 4*8 || r.Window != "shift" ||
+		if r.Mode == bench.ModeSample && (r.Batch != 1 || r.Positions != 4*16 || r.Generated != 4*8 || r.Window != "shift" ||
 			!(r.NsPerGenerated > 0) || math.Abs(r.NsPerGenerated-2*r.NsPerToken) > 1e-6*r.NsPerGenerated) {
 			t.Errorf("sample record: batch %d, %d positions and %d tokens per run (want 1, 64 and 32: 4 cycles of window shift at T = 16), "+
 				"window %q, %v ns per generated token and %v per position", r.Batch, r.Positions, r.Generated, r.Window, r.NsPerGenerated, r.NsPerToken)
 		}
-		if r.Mode != modeSample && !(r.Loss > 0) {
+		if r.Mode != bench.ModeSample && !(r.Loss > 0) {
 			t.Errorf("record %d: loss %v", i, r.Loss)
 		}
 	}
@@ -122,7 +123,7 @@ func TestSampleBatch(t *testing.T) {
 	if err := run(context.Background(), args, &stdout, &stderr); err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
-	var r measurement
+	var r bench.Measurement
 	if err := json.Unmarshal(bytes.TrimSpace(stdout.Bytes()), &r); err != nil {
 		t.Fatal(err)
 	}
@@ -138,25 +139,5 @@ func TestSampleBatch(t *testing.T) {
 	}
 	if r.Generated != 3*16 || r.Positions != 3*16 || r.Window != "none" {
 		t.Errorf("-sample-window none: %d tokens and %d positions per run, window %q (want 48, 48, none: T per sequence)", r.Generated, r.Positions, r.Window)
-	}
-}
-
-func TestBenchBatch(t *testing.T) {
-	in, tg := benchBatch(3, 2, 5, 7)
-	in2, tg2 := benchBatch(3, 2, 5, 7)
-	if !slices.Equal(in, in2) || !slices.Equal(tg, tg2) {
-		t.Fatal("the batch depends on more than its seed")
-	}
-	for b := 0; b < 2; b++ {
-		for i := 0; i < 4; i++ {
-			if in[b*5+i+1] != tg[b*5+i] {
-				t.Errorf("row %d: inputs %v, targets %v: targets are not the next inputs", b, in[b*5:b*5+5], tg[b*5:b*5+5])
-			}
-		}
-	}
-	for _, v := range append(in, tg...) {
-		if v < 0 || v >= 7 {
-			t.Fatalf("token %d outside the vocabulary", v)
-		}
 	}
 }

@@ -8,15 +8,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
-)
 
-func TestSoakCheckpoints(t *testing.T) {
-	for n, want := range map[int][]int{1: {0, 1}, 3: {0, 1, 2, 3}, 8: {0, 2, 4, 6, 8}, 1000: {0, 250, 500, 750, 1000}} {
-		if got := soakCheckpoints(n); !slices.Equal(got, want) {
-			t.Errorf("soakCheckpoints(%d) = %v, want %v", n, got, want)
-		}
-	}
-}
+	"lipformer/bench"
+)
 
 func TestSoakBadFlags(t *testing.T) {
 	for _, args := range [][]string{{"-soak", "-1"}, {"-soak", "5", "-torch"}} {
@@ -40,14 +34,14 @@ func TestSoakJSON(t *testing.T) {
 		t.Fatalf("%d lines, want 2:\n%s", len(lines), stdout.String())
 	}
 	for i, line := range lines {
-		var r soakReport
+		var r bench.SoakReport
 		dec := json.NewDecoder(strings.NewReader(line))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&r); err != nil {
 			t.Fatalf("line %q: %v", line, err)
 		}
 		arch := []string{"l2", "invertible-l2"}[i]
-		if r.Impl != "go" || r.Mode != modeSoak || r.Config != "tiny" || r.Arch != arch || r.Dtype != "float32" ||
+		if r.Impl != "go" || r.Mode != bench.ModeSoak || r.Config != "tiny" || r.Arch != arch || r.Dtype != "float32" ||
 			r.Steps != steps || r.Warmup != 1 || r.Batch != 4 || r.Context != 16 || r.Params <= 0 || r.Threads < 1 ||
 			r.Backend == "" || r.GoVersion == "" {
 			t.Errorf("report %d: settings %+v", i, r)
@@ -62,8 +56,8 @@ func TestSoakJSON(t *testing.T) {
 				t.Errorf("report %d: zero live heap at step %d", i, h.Step)
 			}
 		}
-		if !slices.Equal(at, soakCheckpoints(steps)) {
-			t.Errorf("report %d: heap read at steps %v, want %v", i, at, soakCheckpoints(steps))
+		if !slices.Equal(at, bench.SoakCheckpoints(steps)) {
+			t.Errorf("report %d: heap read at steps %v, want %v", i, at, bench.SoakCheckpoints(steps))
 		}
 		if len(r.Heap) > 0 && (r.HeapLiveStart != r.Heap[0].HeapLive || r.HeapLiveEnd != r.Heap[len(r.Heap)-1].HeapLive ||
 			r.HeapGrowth != int64(r.HeapLiveEnd)-int64(r.HeapLiveStart)) {

@@ -2,39 +2,28 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 
 	"lipformer/data"
 	"lipformer/flow"
 	"lipformer/internal/cli"
-	"lipformer/internal/jsonfloat"
 	"lipformer/model"
 	"lipformer/train"
 )
 
-// Kinds of input.
-const (
-	kindData        = "data"
-	kindAdversarial = "adversarial"
-	kindRandom      = "random"
-)
-
-// experiment is a loaded checkpoint, compiled as a stack, with the data windows to invert.
+// experiment is a loaded checkpoint with its corpus, and the flow experiment on it.
 type experiment struct {
 	cfg    *config
 	path   string
 	step   int
-	model  *model.Model // float64
-	stack  *flow.Stack
-	ids    []int // (B*T) token ids of the data windows
+	model  *model.Model // float64, as the flow experiment computes
+	flow   *flow.Experiment
 	corpus string
-	opt    flow.Options
 }
 
-// newExperiment loads the checkpoint and its corpus, converts the model to float64, runs the
-// power iterations and compiles the stack.
+// newExperiment loads the checkpoint and its corpus and sets up the flow experiment on
+// them (a float64 copy of the model after the power iterations, compiled as a stack).
 func newExperiment(ctx context.Context, c *config, log *slog.Logger) (*experiment, error) {
 	path, err := cli.CheckpointPath(c.ckpt)
 	if err != nil {
@@ -51,17 +40,13 @@ func newExperiment(ctx context.Context, c *config, log *slog.Logger) (*experimen
 	if err != nil {
 		return nil, err
 	}
-	if m, err = m.WithDtype("float64"); err != nil {
-		return nil, err
-	}
-	m.PowerIterate(c.powerIters)
-	st, err := flow.NewStack(m, c.batch)
+	fe, err := flow.NewExperiment(m, ids, flow.ExperimentConfig{Batch: c.batch, Spreads: c.spreads, Tol: c.tol, MaxIter: c.maxIter,
+		MaxError: c.maxError, PowerIters: c.powerIters, Seed: c.seed}, log)
 	if err != nil {
 		return nil, err
 	}
 	step, _ := ck.MetaInt(train.MetaStep)
-	return &experiment{cfg: c, path: path, step: step, model: m, stack: st, ids: ids, corpus: corpus,
-		opt: flow.Options{Tol: c.tol, MaxIter: c.maxIter, Log: log}}, nil
+	return &experiment{cfg: c, path: path, step: step, model: fe.Model, flow: fe, corpus: corpus}, nil
 }
 
 // dataWindows loads the corpus of the checkpoint ck read from path (or -data) and returns
@@ -100,75 +85,4 @@ func dataWindows(ctx context.Context, c *config, path string, ck *model.Checkpoi
 		return nil, "", err
 	}
 	return ids, corpus.Name, nil
-}
-
-// record is the outcome of one sub-block's inversion on one input.
-type record struct {
-	Arch       string          `json:"arch"`
-	Block      string          `json:"block"`
-	Norm       string          `json:"norm"`
-	Input      string          `json:"input"`            // data, adversarial or random
-	Spread     float64         `json:"spread,omitempty"` // of adversarial and random inputs
-	Stack      bool            `json:"stack"`            // inverted as part of the whole stack (data)
-	InputNorm  jsonfloat.Float `json:"input_norm"`       // of the true input, in the norm
-	Lipschitz  jsonfloat.Float `json:"lipschitz"`        // g's constant in the norm
-	Certified  bool            `json:"certified"`        // whether it is a certified bound
-	Converged  bool            `json:"converged"`
-	Iterations int             `json:"iterations"`
-	Step       jsonfloat.Float `json:"final_step"`
-	Error      jsonfloat.Float `json:"reconstruction_error"`
-	Rate       jsonfloat.Float `json:"contraction_rate"` // largest ratio of successive steps; NaN if unmeasured
-	Failed     bool            `json:"failed"`           // not converged, or reconstruction error above -max-error
-	Errors     []float64       `json:"-"`                // reconstruction error per iteration, for the plot
-}
-
-// run inverts the data windows as a stack, then every sub-block on the adversarial and
-// random inputs at every spread.
-func (e *experiment) run() ([]record, error) {
-	x, err := flow.Embed(e.model, e.ids)
-	if err != nil {
-		return nil, err
-	}
-	states, err := e.stack.Forward(x)
-	if err != nil {
-		return nil, err
-	}
-	_, results, err := e.stack.Invert(states[len(states)-1], states, e.opt)
-	if err != nil && !errors.Is(err, flow.ErrNotConverged) {
-		return nil, err
-	}
-	var records []record
-	for i, r := range results {
-		records = append(records, e.record(r, states[i], kindData, 0, true))
-	}
-	b, t, d := e.cfg.batch, e.model.Cfg.Context, e.model.Cfg.Width
-	for _, kind := range []string{kindAdversarial, kindRandom} {
-		for _, spread := range e.cfg.spreads {
-			x := flow.Random(b, t, d, spread, e.cfg.seed)
-			if kind == kindAdversarial {
-				x = flow.Adversarial(b, t, d, spread, e.cfg.seed)
-			}
-			for _, s := range e.stack.Subs {
-				y, err := s.Forward(x)
-				if err != nil {
-					return nil, err
-				}
-				_, res, err := s.Invert(y, x, e.opt)
-				if err != nil && !errors.Is(err, flow.ErrNotConverged) {
-					return nil, err
-				}
-				records = append(records, e.record(res, x, kind, spread, false))
-			}
-		}
-	}
-	return records, nil
-}
-
-// record turns a flow result for the true input x into a record.
-func (e *experiment) record(r flow.Result, x []float64, kind string, spread float64, stack bool) record {
-	return record{Arch: e.model.Cfg.Arch, Block: r.Block, Norm: r.Norm.String(), Input: kind, Spread: spread, Stack: stack,
-		InputNorm: jsonfloat.Float(r.Norm.Of(x, e.model.Cfg.Width)),
-		Lipschitz: jsonfloat.Float(r.Lipschitz), Certified: r.Certified, Converged: r.Converged, Iterations: r.Iterations,
-		Step: jsonfloat.Float(r.Step), Error: jsonfloat.Float(r.Error), Rate: jsonfloat.Float(r.Rate),
-		Failed: !r.Converged || !(r.Error <= e.cfg.maxError), Errors: r.Errors}
 }

@@ -126,8 +126,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer e.stack.Close()
-	records, err := e.run()
+	defer e.flow.Close()
+	records, err := e.flow.Run()
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"lipformer/data"
+	"lipformer/flow"
 	"lipformer/model"
 	"lipformer/train"
 )
@@ -46,13 +47,13 @@ func checkpoint(t *testing.T, arch string) string {
 }
 
 // records parses -json output.
-func records(t *testing.T, out []byte) []record {
+func records(t *testing.T, out []byte) []flow.Record {
 	t.Helper()
-	var rs []record
+	var rs []flow.Record
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
 		var r struct {
-			record
+			flow.Record
 			Lipschitz any `json:"lipschitz"`
 			Step      any `json:"final_step"`
 			Error     any `json:"reconstruction_error"`
@@ -62,7 +63,7 @@ func records(t *testing.T, out []byte) []record {
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			t.Fatalf("line %q: %v", sc.Text(), err)
 		}
-		rs = append(rs, r.record)
+		rs = append(rs, r.Record)
 	}
 	return rs
 }

@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"lipformer/flow"
 	"lipformer/internal/atomicfile"
 )
 
@@ -30,13 +31,13 @@ func plotFormat(path string) (string, error) {
 
 // writePlot draws, in one panel per input, the reconstruction error of every sub-block
 // against the iteration on a log scale, and writes the figure atomically.
-func writePlot(path string, e *experiment, records []record) error {
+func writePlot(path string, e *experiment, records []flow.Record) error {
 	format, err := plotFormat(path)
 	if err != nil {
 		return err
 	}
 	var names []string
-	panels := map[string][]record{}
+	panels := map[string][]flow.Record{}
 	for _, r := range records {
 		n := inputName(r)
 		if _, ok := panels[n]; !ok {
@@ -78,7 +79,7 @@ func writePlot(path string, e *experiment, records []record) error {
 
 // panel is one input's plot: a line per sub-block, up to its first non-finite error. The
 // sub-blocks have the same colours in every panel; the first one holds the legend.
-func panel(title string, records []record, legend bool) (*plot.Plot, error) {
+func panel(title string, records []flow.Record, legend bool) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = "iteration"

@@ -6,10 +6,12 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"lipformer/flow"
 )
 
 // writeJSON writes one JSON object per line.
-func writeJSON(w io.Writer, records []record) error {
+func writeJSON(w io.Writer, records []flow.Record) error {
 	enc := json.NewEncoder(w)
 	for _, r := range records {
 		if err := enc.Encode(r); err != nil {
@@ -20,7 +22,7 @@ func writeJSON(w io.Writer, records []record) error {
 }
 
 // inputName is an input kind with its spread.
-func inputName(r record) string {
+func inputName(r flow.Record) string {
 	if r.Stack {
 		return r.Input + " (stack)"
 	}
@@ -28,7 +30,7 @@ func inputName(r record) string {
 }
 
 // writeTable prints the setting and one line per record.
-func writeTable(w io.Writer, e *experiment, records []record) {
+func writeTable(w io.Writer, e *experiment, records []flow.Record) {
 	c := e.cfg
 	fmt.Fprintf(w, "%s (step %d), %s: %d sequences of %d tokens from %s %s; float64 after %d power iterations; tol %g, at most %d iterations\n",
 		e.path, e.step, e.model.Cfg.Arch, c.batch, e.model.Cfg.Context, e.corpus, c.split, c.powerIters, c.tol, c.maxIter)
@@ -46,7 +48,7 @@ func writeTable(w io.Writer, e *experiment, records []record) {
 }
 
 // outcome says how an inversion ended.
-func outcome(r record) string {
+func outcome(r flow.Record) string {
 	switch {
 	case !r.Converged:
 		return "NOT CONVERGED"
@@ -58,7 +60,7 @@ func outcome(r record) string {
 
 // summarize prints which inversions failed and returns an error when a sub-block with a
 // certified Lipschitz constant failed: that contradicts the certificate, a bug.
-func summarize(w io.Writer, e *experiment, records []record) error {
+func summarize(w io.Writer, e *experiment, records []flow.Record) error {
 	var bugs, expected []string
 	for _, r := range records {
 		if !r.Failed {

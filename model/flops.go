@@ -1,54 +1,68 @@
-package main
+package model
 
-import (
-	"fmt"
+import "fmt"
 
-	"lipformer/model"
-)
+// causalBlock is the rows (and columns) of a block of the attention op's causal P, ops'
+// attnBlock (ops/attention_kernel.go): the op computes the blocks on and below the block
+// diagonal and skips those above it, which are fully masked.
+const causalBlock = 64
 
-// flopCount is the analytic count of matrix-product FLOPs (2 per multiply-add) of one run
-// of a program.
-type flopCount struct {
+// FLOPs is the count of matrix-product FLOPs (2 per multiply-add) of one run of a program.
+type FLOPs struct {
 	Forward float64 // one forward pass
 	Train   float64 // forward and backward pass of a training step
 }
 
-// countFLOPs counts the matrix-product FLOPs of a batch of `batch` sequences of
-// cfg.Context tokens. With N = B*T rows, D the width, H heads of width d = D/H, F the MLP
-// width, V the vocabulary and L layers, the forward pass is
+// CountFLOPs counts the matrix-product FLOPs that a batch of `batch` sequences of
+// cfg.Context tokens computes. With N = B*T rows, D the width, H heads of width d = D/H,
+// F the MLP width, V the vocabulary, L layers and A the entries of a T x T attention map
+// that the attention op computes (causalArea: T^2 up to T = 64, about T(T+64)/2 beyond),
+// the forward pass is
 //
 //	L * ( 2*N*D*(k*D)        packed input projection [q|k|v] (k = 3) or, tied L2, [q|v] (k = 2)
 //	    + 4*D*D*d            tied L2 only: the value weights W^{Q,h} (W^{Q,h}^T W^{V,h}) / sqrt(d),
 //	                         two (D,d)x(d,d)-sized products per head
-//	    + 4*B*T*T*D          per sequence and head Q K^T and P V, 2*T*T*d each; the full T x T,
-//	                         as the kernel computes it (the causal mask saves no FLOPs)
+//	    + 4*B*A*D            per sequence and head Q K^T and P V, 2*A*d each, over the blocks of
+//	                         P the op computes
 //	    + 2*N*D*D            output projection W^O
 //	    + 4*N*D*F )          MLP, D -> F -> D
 //	+ 2*N*D*V                head (tied or not)
 //
 // and a training step is 3 times that: the backward of a product A B is the two products
 // dA = dY B^T and dB = A^T dY of the same size (every product's inputs need gradients,
-// since the embeddings are learned). These are model FLOPs: the attention backward's
-// recomputation of P (2*B*T*T*D per layer), elementwise work, softmax, LayerNorm, the
-// power iteration and the Lipschitz bound are not counted. Spectral normalisation divides
-// weights and adds no product. For P1 this gives 11.27 GFLOP per training step, docs/gorgonia.md's
-// 11.3.
-func countFLOPs(cfg model.Config, batch int) (flopCount, error) {
+// since the embeddings are learned); the attention backward's four products (dP = dO V^T,
+// dV = P^T dO, and dS by K and by Q, or tied L2 dS and dS^T by Q) run over the same blocks,
+// by rows or by columns, and reuse the P its forward kept. Elementwise work, softmax,
+// LayerNorm, the power iteration and the Lipschitz bound are not counted. Spectral
+// normalisation divides weights and adds no product.
+func CountFLOPs(cfg Config, batch int) (FLOPs, error) {
 	if batch < 1 {
-		return flopCount{}, fmt.Errorf("flops: batch %d, want >= 1", batch)
+		return FLOPs{}, fmt.Errorf("flops: batch %d, want >= 1", batch)
 	}
 	s, err := shapeOf(cfg)
 	if err != nil {
-		return flopCount{}, err
+		return FLOPs{}, err
 	}
-	b, t := float64(batch), float64(cfg.Context)
-	n := b * t
-	layer := n*s.row + 4*b*t*t*s.d
+	b := float64(batch)
+	n := b * float64(cfg.Context)
+	layer := n*s.row + 4*b*causalArea(cfg.Context, causalBlock)*s.d
 	if s.tiedL2 {
 		layer += 4 * s.d * s.d * s.hd
 	}
 	fwd := float64(cfg.Layers)*layer + n*s.head
-	return flopCount{Forward: fwd, Train: 3 * fwd}, nil
+	return FLOPs{Forward: fwd, Train: 3 * fwd}, nil
+}
+
+// causalArea is the number of entries of a causal T x T attention map in its blocks of
+// `block` rows and columns on and below the block diagonal: the sum over the row blocks of
+// their rows times the end of the block, the columns they see.
+func causalArea(t, block int) float64 {
+	var a int
+	for lo := 0; lo < t; lo += block {
+		hi := min(t, lo+block)
+		a += (hi - lo) * hi
+	}
+	return float64(a)
 }
 
 // flopShape holds the sizes of a model that its FLOP counts use.
@@ -61,7 +75,7 @@ type flopShape struct {
 }
 
 // shapeOf validates cfg's sizes and architecture for the FLOP counts.
-func shapeOf(cfg model.Config) (flopShape, error) {
+func shapeOf(cfg Config) (flopShape, error) {
 	if cfg.Heads < 1 || cfg.Width%cfg.Heads != 0 || cfg.Context < 1 || cfg.Layers < 1 {
 		return flopShape{}, fmt.Errorf("flops: width %d, heads %d, context %d, layers %d: want positive sizes, width a multiple of the heads",
 			cfg.Width, cfg.Heads, cfg.Context, cfg.Layers)
@@ -87,14 +101,15 @@ func shapeOf(cfg model.Config) (flopShape, error) {
 	return flopShape{d: d, hd: d / float64(cfg.Heads), row: row, fill: fill, head: 2 * d * v, tiedL2: tiedL2}, nil
 }
 
-// countFillFLOPs counts the matrix-product FLOPs of generating with the decoder until the
+// CountFillFLOPs counts the matrix-product FLOPs of generating with the Decoder until the
 // context T is full: a prefill of p positions, then single steps at cache lengths m =
 // p+1..T, which yield T - p + 1 tokens. With p = T/2+1 that is one cycle of the shift
 // window (T - T/2 tokens). Per layer a prefill of n rows costs n rows of the decoder's
-// products and 4*n*n*D of attention (Q K^T and P V over the n cached keys), a step one row
-// and 4*m*D; each yields one row of the head. Tied L2's decoder projects by W^Q alone, its
-// value maps folded into W^O once per decoder, not per fill.
-func countFillFLOPs(cfg model.Config, p int) (float64, error) {
+// products and 4*n*n*D of attention (Q K^T and P V over the n cached keys, all n x n of
+// them: the decoder masks after the products), a step one row and 4*m*D; each yields one
+// row of the head. Tied L2's decoder projects by W^Q alone, its value maps folded into W^O
+// once per decoder, not per fill.
+func CountFillFLOPs(cfg Config, p int) (float64, error) {
 	s, err := shapeOf(cfg)
 	if err != nil {
 		return 0, err

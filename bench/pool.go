@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"bufio"
@@ -11,11 +11,11 @@ import (
 	"lipformer/internal/stats"
 )
 
-// pooled is one configuration, architecture and mode over several runs of bench (files of
-// records, as -o and bench/compare.sh write them): Go's median time per BLAS backend and
+// Pooled is one configuration, architecture and mode over several runs of cmd/bench (files
+// of records, as its -o and bench/compare.sh write them): Go's median time per BLAS backend and
 // PyTorch's over all runs, and their ratios. Times are ms per run, or for sample per
 // generated token.
-type pooled struct {
+type Pooled struct {
 	Impl   string             `json:"impl"` // "pooled"
 	Config string             `json:"config"`
 	Arch   string             `json:"arch"`
@@ -46,22 +46,22 @@ type poolKey struct{ config, arch, mode string }
 
 // settings are what must agree among the records pooled under one key: the dtype, the
 // sequences per run and context, Go's sample window, and the threads.
-func settings(r measurement) string {
+func settings(r Measurement) string {
 	return fmt.Sprintf("%s, batch %d, context %d, window %q, %d threads", r.Dtype, r.Batch, r.Context, r.Window, r.Threads)
 }
 
 // readRecords reads the measurements of one JSONL file, skipping comparisons and checks.
-func readRecords(path string) ([]measurement, error) {
+func readRecords(path string) ([]Measurement, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	var out []measurement
+	var out []Measurement
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<16), 1<<20)
 	for line := 1; sc.Scan(); line++ {
-		var r measurement
+		var r Measurement
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
 		}
@@ -78,9 +78,9 @@ func readRecords(path string) ([]measurement, error) {
 	return out, nil
 }
 
-// pool pools the records of the files, in the order they first name each configuration,
-// architecture and mode.
-func pool(paths []string) ([]pooled, []string, error) {
+// Pool pools the records of the files, in the order they first name each configuration,
+// architecture and mode, and returns the Go backends in the order they first appear.
+func Pool(paths []string) ([]Pooled, []string, error) {
 	var order []poolKey
 	goMs := map[poolKey]map[string][]float64{}
 	torchMs := map[poolKey][]float64{}
@@ -97,7 +97,7 @@ func pool(paths []string) ([]pooled, []string, error) {
 		torchHere := map[poolKey]float64{}
 		for _, r := range recs {
 			if r.Impl == "torch" {
-				torchHere[poolKey{r.Config, r.Arch, r.Mode}] = r.msPerUnit()
+				torchHere[poolKey{r.Config, r.Arch, r.Mode}] = r.MsPerUnit()
 			}
 		}
 		for _, r := range recs {
@@ -114,27 +114,27 @@ func pool(paths []string) ([]pooled, []string, error) {
 					k.config, k.arch, k.mode, r.Impl, set, file, settings(r), path)
 			}
 			if r.Impl == "torch" {
-				torchMs[k] = append(torchMs[k], r.msPerUnit())
+				torchMs[k] = append(torchMs[k], r.MsPerUnit())
 				continue
 			}
 			if !slices.Contains(backends, r.Backend) {
 				backends = append(backends, r.Backend)
 			}
-			goMs[k][r.Backend] = append(goMs[k][r.Backend], r.msPerUnit())
-			if ns := r.nsPerUnit(); ns > 0 {
+			goMs[k][r.Backend] = append(goMs[k][r.Backend], r.MsPerUnit())
+			if ns := r.NsPerUnit(); ns > 0 {
 				perUnit[k][r.Backend] = append(perUnit[k][r.Backend], ns)
 			}
 			if r.SpeedupVsTrain > 0 {
 				speedups[k][r.Backend] = append(speedups[k][r.Backend], r.SpeedupVsTrain)
 			}
 			if t, ok := torchHere[k]; ok {
-				paired[k][r.Backend] = append(paired[k][r.Backend], r.msPerUnit()/t)
+				paired[k][r.Backend] = append(paired[k][r.Backend], r.MsPerUnit()/t)
 			}
 		}
 	}
-	var out []pooled
+	var out []Pooled
 	for _, k := range order {
-		p := pooled{Impl: "pooled", Config: k.config, Arch: k.arch, Mode: k.mode,
+		p := Pooled{Impl: "pooled", Config: k.config, Arch: k.arch, Mode: k.mode,
 			GoMs: map[string]float64{}, GoRuns: map[string]int{}, Ratio: map[string]float64{},
 			RatioMin: map[string]float64{}, RatioMax: map[string]float64{}}
 		if ts := torchMs[k]; len(ts) > 0 {
@@ -148,8 +148,8 @@ func pool(paths []string) ([]pooled, []string, error) {
 			if rs := paired[k][b]; len(rs) > 0 {
 				p.RatioMin[b], p.RatioMax[b] = slices.Min(rs), slices.Max(rs)
 			}
-			train := perUnit[poolKey{k.config, k.arch, modeTrain}][b]
-			if here := perUnit[k][b]; k.mode != modeTrain && len(train) > 0 && len(here) > 0 {
+			train := perUnit[poolKey{k.config, k.arch, ModeTrain}][b]
+			if here := perUnit[k][b]; k.mode != ModeTrain && len(train) > 0 && len(here) > 0 {
 				if p.VsTrain == nil {
 					p.VsTrain, p.VsTrainMin, p.VsTrainMax = map[string]float64{}, map[string]float64{}, map[string]float64{}
 				}
@@ -162,77 +162,4 @@ func pool(paths []string) ([]pooled, []string, error) {
 		out = append(out, p)
 	}
 	return out, backends, nil
-}
-
-// runPool prints the pooled table (or JSON lines) of the files.
-func runPool(paths []string, out *printer) error {
-	ps, backends, err := pool(paths)
-	if err != nil {
-		return err
-	}
-	if !out.json {
-		fmt.Fprintf(out.w, "pooled over %d files: Go's median per BLAS backend, PyTorch's median over all its runs; ms per run (sample: per generated token)\n"+
-			"ratio = Go / PyTorch (> 1: Go is slower), then the range of the ratios to the PyTorch run of the same file;\n"+
-			"x train = Go's training step's median ns per position over eval's (per position) or sample's (per generated token), then the range within files\n\n", len(paths))
-		fmt.Fprintf(out.w, "%-4s %-14s %-6s", "conf", "arch", "mode")
-		for _, b := range backends {
-			fmt.Fprintf(out.w, " %18s", "go "+b+" ms (n)")
-		}
-		fmt.Fprintf(out.w, " %16s", "torch ms (n)")
-		for _, b := range backends {
-			fmt.Fprintf(out.w, " %22s", b+" ratio (range)")
-		}
-		for _, b := range backends {
-			fmt.Fprintf(out.w, " %24s", b+" x train (range)")
-		}
-		fmt.Fprintln(out.w)
-	}
-	for _, p := range ps {
-		if err := out.record(p); err != nil {
-			return err
-		}
-		if out.json {
-			if err := json.NewEncoder(out.w).Encode(p); err != nil {
-				return err
-			}
-			continue
-		}
-		var sb strings.Builder
-		fmt.Fprintf(&sb, "%-4s %-14s %-6s", p.Config, p.Arch, p.Mode)
-		for _, b := range backends {
-			fmt.Fprintf(&sb, " %18s", cell(p.GoMs[b], p.GoRuns[b]))
-		}
-		fmt.Fprintf(&sb, " %16s", cell(p.TorchMs, p.TorchRuns))
-		for _, b := range backends {
-			fmt.Fprintf(&sb, " %22s", rangeCell(b, p.Ratio, p.RatioMin, p.RatioMax))
-		}
-		for _, b := range backends {
-			fmt.Fprintf(&sb, " %24s", rangeCell(b, p.VsTrain, p.VsTrainMin, p.VsTrainMax))
-		}
-		if _, err := fmt.Fprintln(out.w, sb.String()); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// rangeCell formats backend b's pooled ratio and the range of the ratios within runs,
-// "-" for none.
-func rangeCell(b string, v, lo, hi map[string]float64) string {
-	x, ok := v[b]
-	if !ok {
-		return "-"
-	}
-	if _, ok := lo[b]; !ok {
-		return fmt.Sprintf("%.2f", x)
-	}
-	return fmt.Sprintf("%.2f (%.2f..%.2f)", x, lo[b], hi[b])
-}
-
-// cell formats a pooled time and its number of runs, or "-" for none.
-func cell(ms float64, n int) string {
-	if n == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.4g (%d)", ms, n)
 }

@@ -1,0 +1,218 @@
+package bench
+
+import (
+	"fmt"
+	"lipformer/internal/stats"
+	"runtime"
+	"slices"
+	"time"
+
+	"lipformer/model"
+	"lipformer/ops"
+)
+
+// Modes of a measurement, in the order they are measured.
+const (
+	ModeTrain  = "train"  // a training step: forward, backward, clip, AdamW (train.Stepper)
+	ModeEval   = "eval"   // a forward-only Eval program on the training batch
+	ModeSample = "sample" // generated tokens: model.GenerateBatch with the decoder's cache
+)
+
+// Modes lists the modes in measuring order.
+func Modes() []string { return []string{ModeTrain, ModeEval, ModeSample} }
+
+// Settings say how a job is measured.
+type Settings struct {
+	Steps  int    // timed runs
+	Warmup int    // untimed runs before them
+	Seed   uint64 // of the initial weights, the batch and the sampling
+	Dtype  string // float32 or float64
+	// SampleBatch is the number of sequences the sample mode decodes in step
+	// (model.GenerateBatch), and SampleWindow what it times: string(model.Shift) or
+	// SampleWindowNone (Workload).
+	SampleBatch  int
+	SampleWindow string
+}
+
+// Measurement is one timed program at one configuration: one JSON object of cmd/bench's
+// output. bench/torch_ref.py prints the same fields for PyTorch (and a few of its own).
+type Measurement struct {
+	Impl           string  `json:"impl"`    // go or torch
+	Config         string  `json:"config"`  // preset name
+	Arch           string  `json:"arch"`    // model architecture
+	Mode           string  `json:"mode"`    // train, eval or sample
+	Dtype          string  `json:"dtype"`   // float32 or float64
+	Backend        string  `json:"backend"` // Go: the BLAS of the build (ops.Backend); torch: its BLAS
+	Threads        int     `json:"threads"` // Go: GOMAXPROCS; torch: intra-op threads
+	Batch          int     `json:"batch"`   // sequences per run (for sample: decoded in step)
+	Context        int     `json:"context"` // T, positions per sequence
+	Params         int     `json:"params"`  // scalar parameters of the model
+	Steps          int     `json:"steps"`   // timed runs
+	Warmup         int     `json:"warmup"`  // untimed runs before them
+	MsMedian       float64 `json:"ms_median"`
+	MsMin          float64 `json:"ms_min"`
+	MsMax          float64 `json:"ms_max"`
+	Positions      int     `json:"positions"`                 // token positions computed per run, Batch*Context; Go sample: prefilled and stepped
+	TokensPerS     float64 `json:"tokens_per_s"`              // positions per second at the median
+	NsPerToken     float64 `json:"ns_per_token"`              // median nanoseconds per position
+	GeneratedPerS  float64 `json:"generated_per_s"`           // sample: generated tokens per second at the median
+	Generated      int     `json:"generated,omitempty"`       // Go sample: tokens generated per run
+	NsPerGenerated float64 `json:"ns_per_gen,omitempty"`      // Go sample: median nanoseconds per generated token
+	Window         string  `json:"window,omitempty"`          // Go sample: the window policy (model.Window)
+	GFLOP          float64 `json:"gflop"`                     // matrix-product GFLOP per run (model.CountFLOPs)
+	GFLOPPerS      float64 `json:"gflop_per_s"`               // GFLOP / median time
+	BytesPerStep   float64 `json:"bytes_per_step"`            // Go: heap bytes allocated per timed run
+	AllocsPerStep  float64 `json:"allocs_per_step"`           // Go: heap objects allocated per timed run
+	HeapLiveStart  uint64  `json:"heap_live_start"`           // Go: live heap bytes after warm-up (HeapAlloc after a full GC)
+	HeapLiveEnd    uint64  `json:"heap_live_end"`             // Go: live heap bytes after the timed runs (HeapAlloc after a full GC)
+	Loss           float64 `json:"loss"`                      // loss of the last timed run (train, eval); torch mode loss: step 0
+	LossAfterStep  float64 `json:"loss_after_step,omitempty"` // torch mode loss: after one training step
+	SpeedupVsTrain float64 `json:"speedup_vs_train"`          // train ns/token over this ns/token (eval) or ns/gen (sample)
+	GoVersion      string  `json:"go_version,omitempty"`      // Go runtime
+	TorchVersion   string  `json:"torch_version,omitempty"`   // torch only
+	InteropThreads int     `json:"interop_threads,omitempty"`
+	BLASThreads    int     `json:"blas_threads,omitempty"`
+	OMPWaitPolicy  string  `json:"omp_wait_policy,omitempty"`
+}
+
+// NsPerGen is a sample measurement's median nanoseconds per generated token: Go's
+// NsPerGenerated, PyTorch's one token per run; 0 for other modes.
+func (r Measurement) NsPerGen() float64 {
+	switch {
+	case r.Mode != ModeSample:
+		return 0
+	case r.NsPerGenerated > 0:
+		return r.NsPerGenerated
+	case r.GeneratedPerS > 0:
+		return 1e9 / r.GeneratedPerS
+	}
+	return 0
+}
+
+// NsPerUnit is the median ns per position (train, eval) or per generated token (sample):
+// what a speedup over the training step compares.
+func (r Measurement) NsPerUnit() float64 {
+	if r.Mode == ModeSample {
+		return r.NsPerGen()
+	}
+	return r.NsPerToken
+}
+
+// MsPerUnit is the median ms per run, or for sample per generated token (Go's sample runs
+// generate several tokens, PyTorch's one): what a Go/PyTorch ratio compares.
+func (r Measurement) MsPerUnit() float64 {
+	if r.Mode == ModeSample {
+		return r.NsPerGen() / 1e6
+	}
+	return r.MsMedian
+}
+
+// AddSpeedup sets an eval or sample measurement's speedup over the training step of the
+// same implementation in seen (by mode), when there is one: the step's ns per position
+// over eval's ns per position, or over sample's ns per generated token.
+func (r *Measurement) AddSpeedup(seen map[string]Measurement) {
+	t, ok := seen[ModeTrain]
+	if !ok || r.Mode == ModeTrain {
+		return
+	}
+	if ns := r.NsPerUnit(); ns > 0 {
+		r.SpeedupVsTrain = t.NsPerToken / ns
+	}
+}
+
+// Job is one (configuration, architecture) of a benchmark run.
+type Job struct {
+	Preset  model.Preset
+	Cfg     model.Config
+	Inputs  []int // (B*T)
+	Targets []int // (B*T)
+	Set     Settings
+}
+
+// NewJob builds the configuration and the batch (model.RandomBatch) of a preset and
+// architecture.
+func NewJob(p model.Preset, arch string, s Settings) Job {
+	in, tg := model.RandomBatch(s.Seed, p.Batch, p.Context, p.Vocab)
+	return Job{Preset: p, Cfg: p.Config(arch, s.Dtype), Inputs: in, Targets: tg, Set: s}
+}
+
+// Measure times one mode of the job on a fresh model (initialised from the seed): the
+// median, fastest and slowest of the timed runs after the warm-up, the allocations per
+// run and the live heap around them.
+func (j Job) Measure(mode string) (Measurement, error) {
+	w, err := j.Workload(mode)
+	if err != nil {
+		return Measurement{}, fmt.Errorf("%s %s %s: %w", j.Preset.Name, j.Cfg.Arch, mode, err)
+	}
+	defer w.Close()
+	tm, err := timeRuns(j.Set.Warmup, j.Set.Steps, w.Run)
+	if err != nil {
+		return Measurement{}, fmt.Errorf("%s %s %s: %w", j.Preset.Name, j.Cfg.Arch, mode, err)
+	}
+	med := stats.Median(tm.durs).Seconds()
+	gflop := w.FLOPs / 1e9
+	r := Measurement{Impl: "go", Config: j.Preset.Name, Arch: j.Cfg.Arch, Mode: mode, Dtype: j.Cfg.Dtype, Backend: ops.Backend,
+		Threads: runtime.GOMAXPROCS(0), Batch: w.Batch, Context: j.Cfg.Context, Params: w.Params,
+		Steps: j.Set.Steps, Warmup: j.Set.Warmup, MsMedian: 1e3 * med,
+		MsMin: 1e3 * slices.Min(tm.durs).Seconds(), MsMax: 1e3 * slices.Max(tm.durs).Seconds(),
+		Positions: w.Positions, GFLOP: gflop, GFLOPPerS: gflop / med,
+		BytesPerStep: tm.bytes, AllocsPerStep: tm.allocs, HeapLiveStart: tm.heapStart, HeapLiveEnd: tm.heapEnd,
+		GoVersion: runtime.Version()}
+	if w.Loss != nil {
+		r.Loss = w.Loss()
+	}
+	if mode == ModeSample {
+		r.Generated, r.Window = w.Generated, j.Set.SampleWindow
+		r.GeneratedPerS = float64(w.Generated) / med
+		r.NsPerGenerated = 1e9 * med / float64(w.Generated)
+	}
+	r.TokensPerS = float64(r.Positions) / med
+	r.NsPerToken = 1e9 * med / float64(r.Positions)
+	return r, nil
+}
+
+// timing is what timeRuns measured.
+type timing struct {
+	durs               []time.Duration // of each timed run
+	bytes, allocs      float64         // per timed run
+	heapStart, heapEnd uint64          // live heap after warm-up and after the timed runs (settledHeap)
+}
+
+// timeRuns calls run warmup times, then steps times with each call timed, and reads the
+// allocation counters around the timed calls. run gets the call's index from 0.
+func timeRuns(warmup, steps int, run func(i int) error) (timing, error) {
+	for i := 0; i < warmup; i++ {
+		if err := run(i); err != nil {
+			return timing{}, err
+		}
+	}
+	t := timing{durs: make([]time.Duration, steps)}
+	t.heapStart = settledHeap()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for i := range t.durs {
+		t0 := time.Now()
+		if err := run(warmup + i); err != nil {
+			return timing{}, err
+		}
+		t.durs[i] = time.Since(t0)
+	}
+	runtime.ReadMemStats(&after)
+	t.bytes = float64(after.TotalAlloc-before.TotalAlloc) / float64(steps)
+	t.allocs = float64(after.Mallocs-before.Mallocs) / float64(steps)
+	t.heapEnd = settledHeap()
+	return t, nil
+}
+
+// settledHeap collects garbage until the finalizers it queued have run and their objects
+// are collected too (Gorgonia's tape machines have finalizers, so a dropped program takes
+// two cycles), and returns the live heap bytes.
+func settledHeap() uint64 {
+	var m runtime.MemStats
+	for range 3 {
+		runtime.GC()
+		time.Sleep(time.Millisecond) // lets the finalizer goroutine run
+	}
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}

@@ -1,0 +1,104 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"lipformer/model"
+)
+
+// Plan is what a benchmark run measures: every preset with every architecture, each in
+// the modes, in Go and, with Torch, in PyTorch on the same weights and batch.
+type Plan struct {
+	Presets []model.Preset
+	Archs   []string
+	Modes   []string // in measuring order (Modes)
+	Set     Settings
+	Torch   *Torch  // or nil: Go alone
+	Dir     string  // with Torch: where the checkpoints given to PyTorch are written
+	LossTol float64 // with Torch: the largest accepted |Go - PyTorch| loss, in nats (LossCheck)
+}
+
+// Run measures the plan's jobs in order, each mode in Go (Job.Measure), then with Torch
+// in PyTorch (Job.TorchRun), and passes every measurement to emit as it is made, with its
+// speedup over the training step of the same job and implementation. It returns the
+// Go/PyTorch comparisons of every mode measured by both, and the loss checks.
+func (p Plan) Run(ctx context.Context, emit func(Measurement) error) ([]Comparison, []LossCheck, error) {
+	var comps []Comparison
+	var checks []LossCheck
+	for _, pr := range p.Presets {
+		for _, arch := range p.Archs {
+			if err := ctx.Err(); err != nil {
+				return nil, nil, err
+			}
+			j := NewJob(pr, arch, p.Set)
+			goRuns := map[string]Measurement{}
+			for _, mode := range p.Modes {
+				r, err := j.Measure(mode)
+				if err != nil {
+					return nil, nil, err
+				}
+				r.AddSpeedup(goRuns)
+				goRuns[mode] = r
+				if err := emit(r); err != nil {
+					return nil, nil, err
+				}
+			}
+			if p.Torch == nil {
+				continue
+			}
+			lc, trs, err := j.TorchRun(ctx, *p.Torch, p.Dir, p.Modes, p.LossTol)
+			if err != nil {
+				return nil, nil, err
+			}
+			torchRuns := map[string]Measurement{}
+			for _, r := range trs {
+				r.AddSpeedup(torchRuns)
+				torchRuns[r.Mode] = r
+				if err := emit(r); err != nil {
+					return nil, nil, err
+				}
+				if g, ok := goRuns[r.Mode]; ok {
+					comps = append(comps, Compare(g, r))
+				}
+			}
+			checks = append(checks, lc)
+		}
+	}
+	return comps, checks, nil
+}
+
+// Soak soaks every preset with every architecture for the given training steps
+// (Job.Soak) and passes each report to emit.
+func (p Plan) Soak(ctx context.Context, steps int, emit func(SoakReport) error) error {
+	for _, pr := range p.Presets {
+		for _, arch := range p.Archs {
+			r, err := NewJob(pr, arch, p.Set).Soak(ctx, steps)
+			if err != nil {
+				return fmt.Errorf("%s %s soak: %w", pr.Name, arch, err)
+			}
+			if err := emit(r); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// CheckLosses returns an error naming every check whose Go and PyTorch losses differ by
+// more than its tolerance, or nil.
+func CheckLosses(checks []LossCheck) error {
+	var bad []string
+	for _, c := range checks {
+		if !c.OK {
+			bad = append(bad, fmt.Sprintf("%s %s: Go %.8f and %.8f, PyTorch %.8f and %.8f (|diff| %.2g and %.2g, tolerance %.2g)",
+				c.Config, c.Arch, c.GoLoss, c.GoLoss1, c.TorchLoss, c.TorchLoss1, c.AbsDiff, c.AbsDiff1, c.Tol))
+		}
+	}
+	if len(bad) > 0 {
+		return errors.New("Go and PyTorch losses differ: " + strings.Join(bad, "; "))
+	}
+	return nil
+}

@@ -1,0 +1,56 @@
+package bench
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+
+	"lipformer/model"
+)
+
+// TestPlanRun measures every mode of the toy configuration once: the measurements come in
+// the plan's order, eval and sample with their speedup over the training step, and with
+// the FLOPs of model.CountFLOPs and CountFillFLOPs.
+func TestPlanRun(t *testing.T) {
+	ps, err := model.FindPresets("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Plan{Presets: ps, Archs: []string{"l2"}, Modes: Modes(),
+		Set: Settings{Steps: 1, Seed: 1, Dtype: "float32", SampleBatch: 1, SampleWindow: string(model.Shift)}}
+	var got []Measurement
+	comps, checks, err := p.Run(context.Background(), func(r Measurement) error { got = append(got, r); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(comps) != 0 || len(checks) != 0 || len(got) != 3 {
+		t.Fatalf("%d measurements, %d comparisons, %d checks: want 3, 0, 0", len(got), len(comps), len(checks))
+	}
+	cfg := ps[0].Config("l2", "float32")
+	fl, err := model.CountFLOPs(cfg, ps[0].Batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill, err := model.CountFillFLOPs(cfg, cfg.Context/2+1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []float64{fl.Train, fl.Forward, SampleCycles * fill} {
+		r := got[i]
+		if r.Mode != Modes()[i] || math.Abs(r.GFLOP*1e9-want) > 1e-6*want || (i > 0) != (r.SpeedupVsTrain > 0) {
+			t.Errorf("measurement %d: mode %s, %v GFLOP, speedup %v; want %s, %v", i, r.Mode, r.GFLOP, r.SpeedupVsTrain, Modes()[i], want/1e9)
+		}
+	}
+}
+
+func TestCheckLosses(t *testing.T) {
+	ok := LossCheck{Config: "tiny", Arch: "dp", OK: true}
+	if err := CheckLosses([]LossCheck{ok}); err != nil {
+		t.Errorf("a passed check: %v", err)
+	}
+	bad := LossCheck{Config: "tiny", Arch: "l2", GoLoss: 1, TorchLoss: 1.5, AbsDiff: 0.5, Tol: 1e-4}
+	if err := CheckLosses([]LossCheck{ok, bad}); err == nil || !strings.Contains(err.Error(), "tiny l2: Go 1.00000000") || strings.Contains(err.Error(), "tiny dp") {
+		t.Errorf("a failed check: %v", err)
+	}
+}

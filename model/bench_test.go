@@ -1,0 +1,55 @@
+package model_test
+
+import (
+	"testing"
+
+	"lipformer/bench"
+	"lipformer/model"
+)
+
+// BenchmarkTrain times a training step (forward, backward, clip, AdamW: train.Stepper, the
+// trainer's code path) of every preset and of dp, l2 and invertible-l2, as cmd/bench's
+// train mode: go test ./model -run '^$' -bench 'Train/P2'.
+func BenchmarkTrain(b *testing.B) { benchmarkMode(b, bench.ModeTrain) }
+
+// BenchmarkEval times a forward-only Eval program on the training batch, as cmd/bench's
+// eval mode.
+func BenchmarkEval(b *testing.B) { benchmarkMode(b, bench.ModeEval) }
+
+// BenchmarkSample times sampling one sequence with the decoder's key/value cache over 4
+// cycles of the shift window per run, as cmd/bench's sample mode; tok/s counts the
+// positions computed, gen/s the tokens generated.
+func BenchmarkSample(b *testing.B) { benchmarkMode(b, bench.ModeSample) }
+
+// benchmarkMode runs a sub-benchmark per preset and architecture of one mode (the
+// workloads of bench.Job.Workload, float32, seed 1) and reports positions per second
+// (tok/s), the matrix-product GFLOP/s of model.CountFLOPs or CountFillFLOPs, and the
+// allocations per run.
+func benchmarkMode(b *testing.B, mode string) {
+	for _, p := range model.Presets() {
+		for _, arch := range []string{"dp", "l2", "invertible-l2"} {
+			b.Run(p.Name+"/"+arch, func(b *testing.B) {
+				j := bench.NewJob(p, arch, bench.Settings{Seed: 1, Dtype: "float32", SampleBatch: 1, SampleWindow: string(model.Shift)})
+				w, err := j.Workload(mode)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer w.Close()
+				b.ReportAllocs()
+				runs := 0
+				for b.Loop() {
+					if err := w.Run(runs); err != nil {
+						b.Fatal(err)
+					}
+					runs++
+				}
+				s := b.Elapsed().Seconds()
+				b.ReportMetric(float64(runs*w.Positions)/s, "tok/s")
+				b.ReportMetric(float64(runs)*w.FLOPs/1e9/s, "GFLOP/s")
+				if w.Generated > 0 {
+					b.ReportMetric(float64(runs*w.Generated)/s, "gen/s")
+				}
+			})
+		}
+	}
+}
