@@ -85,7 +85,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfg, opt := model.Default(), train.DefaultOptions()
-	cfg.Arch = "contractive-l2"         // certified attention that learns: clearly below the trigram in 1500 steps
+	cfg.Arch = "contractive-l2"          // certified attention that learns: clearly below the trigram in 1500 steps
 	opt.Steps, opt.EvalEvery = 1500, 100 // about 2 minutes on 2 cores
 	dataDir := trainflags.Add(fs, &cfg, &opt)
 	out := fs.String("out", "out/run", "output directory")
