@@ -6,6 +6,8 @@ import (
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"lipformer/kernel"
 )
 
 // Contract scales x by min(1, c / ub), with ub a positive scalar node (a Lipschitz upper
@@ -127,14 +129,14 @@ func (op *contractOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
 }
 
 // scaleKernel writes y = s x.
-func scaleKernel[T Float](y, x []T, s T) {
+func scaleKernel[T kernel.Float](y, x []T, s T) {
 	for i, v := range x {
 		y[i] = s * v
 	}
 }
 
 // dot is the inner product of two vectors, accumulated in float64.
-func dot[T Float](a, b []T) float64 {
+func dot[T kernel.Float](a, b []T) float64 {
 	var s float64
 	for i := range a {
 		s += float64(a[i]) * float64(b[i])

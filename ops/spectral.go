@@ -7,6 +7,8 @@ import (
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"lipformer/kernel"
 )
 
 // SpectralNormalize returns c W / sigma for a weight w (In, Out), with sigma = u^T W v the
@@ -104,7 +106,7 @@ func (op *spectralOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
 
 // spectralKernel writes c W / sigma, or its gradient, into out; ts holds w, u, v[, dy] and
 // cols is W's number of columns.
-func spectralKernel[T Float](op *spectralOp, out []T, ts []*tensor.Dense, cols int) error {
+func spectralKernel[T kernel.Float](op *spectralOp, out []T, ts []*tensor.Dense, cols int) error {
 	w, u, v := data[T](ts[0]), data[T](ts[1]), data[T](ts[2])
 	sigma := bilinear(w, u, v, cols)
 	if !(sigma > 0) || math.IsInf(sigma, 0) {
@@ -130,7 +132,7 @@ func spectralKernel[T Float](op *spectralOp, out []T, ts []*tensor.Dense, cols i
 }
 
 // bilinear is u^T W v for W (len(u), cols), accumulated in float64.
-func bilinear[T Float](w, u, v []T, cols int) float64 {
+func bilinear[T kernel.Float](w, u, v []T, cols int) float64 {
 	var s float64
 	for i, ui := range u {
 		var r float64

@@ -39,8 +39,8 @@ import (
 	"syscall"
 
 	"lipformer/internal/cli"
+	"lipformer/kernel"
 	"lipformer/model"
-	"lipformer/ops"
 )
 
 func main() {
@@ -352,7 +352,7 @@ func (p *printer) header(o options) error {
 		"x train is the training step's ns/tok over this one's ns/tok, for sample over its ns/gen;\n"+
 		"MB/run and allocs are heap bytes and objects allocated per timed run; live heap is before -> after the timed runs\n\n"+
 		"%-5s %-4s %-14s %-6s %10s %19s %9s %8s %8s %9s %9s %15s %8s %9s %7s\n",
-		runtime.Version(), runtime.GOOS, runtime.GOARCH, ops.Backend, runtime.GOMAXPROCS(0), o.dtype, o.steps, o.warmup, sampleRunText(o.sampleWindow), o.sampleBatch,
+		runtime.Version(), runtime.GOOS, runtime.GOARCH, kernel.Backend, runtime.GOMAXPROCS(0), o.dtype, o.steps, o.warmup, sampleRunText(o.sampleWindow), o.sampleBatch,
 		"impl", "conf", "arch", "mode", "ms", "min..max ms", "tok/s", "GFLOP", "GFLOP/s", "MB/run", "allocs", "live heap MB", "ns/tok", "ns/gen", "x train")
 	return err
 }

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"time"
 
+	"lipformer/kernel"
 	"lipformer/model"
-	"lipformer/ops"
 	"lipformer/train"
 )
 
@@ -30,7 +30,7 @@ type measurement struct {
 	Arch           string  `json:"arch"`    // model architecture
 	Mode           string  `json:"mode"`    // train, eval or sample
 	Dtype          string  `json:"dtype"`   // float32 or float64
-	Backend        string  `json:"backend"` // Go: the BLAS of the build (ops.Backend); torch: its BLAS
+	Backend        string  `json:"backend"` // Go: the BLAS of the build (kernel.Backend); torch: its BLAS
 	Threads        int     `json:"threads"` // Go: GOMAXPROCS; torch: intra-op threads
 	Batch          int     `json:"batch"`   // sequences per run (for sample: decoded in step, -sample-batch)
 	Context        int     `json:"context"` // T, positions per sequence
@@ -224,7 +224,7 @@ func (j job) measure(mode string) (measurement, error) {
 		gflop = gen.flops / 1e9
 	}
 	med := median(tm.durs).Seconds()
-	r := measurement{Impl: "go", Config: j.p.Name, Arch: j.cfg.Arch, Mode: mode, Dtype: j.cfg.Dtype, Backend: ops.Backend,
+	r := measurement{Impl: "go", Config: j.p.Name, Arch: j.cfg.Arch, Mode: mode, Dtype: j.cfg.Dtype, Backend: kernel.Backend,
 		Threads: runtime.GOMAXPROCS(0), Batch: batch, Context: j.cfg.Context, Params: m.NumParams(),
 		Steps: j.opt.steps, Warmup: j.opt.warmup, MsMedian: 1e3 * med,
 		MsMin: 1e3 * slices.Min(tm.durs).Seconds(), MsMax: 1e3 * slices.Max(tm.durs).Seconds(),

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"lipformer/kernel"
 	"lipformer/model"
-	"lipformer/ops"
 	"lipformer/train"
 )
 
@@ -35,7 +35,7 @@ type soakReport struct {
 	Arch          string      `json:"arch"`    // model architecture
 	Mode          string      `json:"mode"`    // soak
 	Dtype         string      `json:"dtype"`   // float32 or float64
-	Backend       string      `json:"backend"` // the BLAS of the build (ops.Backend)
+	Backend       string      `json:"backend"` // the BLAS of the build (kernel.Backend)
 	Threads       int         `json:"threads"` // GOMAXPROCS
 	Batch         int         `json:"batch"`   // sequences per step
 	Context       int         `json:"context"` // T
@@ -93,7 +93,7 @@ func (j job) soak(ctx context.Context) (soakReport, error) {
 	if err != nil {
 		return soakReport{}, err
 	}
-	r := soakReport{Impl: "go", Config: j.p.Name, Arch: j.cfg.Arch, Mode: modeSoak, Dtype: j.cfg.Dtype, Backend: ops.Backend,
+	r := soakReport{Impl: "go", Config: j.p.Name, Arch: j.cfg.Arch, Mode: modeSoak, Dtype: j.cfg.Dtype, Backend: kernel.Backend,
 		Threads: runtime.GOMAXPROCS(0), Batch: j.p.Batch, Context: j.cfg.Context, Params: m.NumParams(),
 		Steps: j.opt.soak, Warmup: j.opt.warmup, GoVersion: runtime.Version()}
 	if j.cfg.Dtype == "float64" {
@@ -164,7 +164,7 @@ func (p *printer) soakHeader(o options) error {
 		"MB/step and allocs are heap bytes and objects allocated per step, mean over the soak;\n"+
 		"live heap is after a full GC at steps 0 (after warm-up), %s; growth is end - start\n\n"+
 		"%-4s %-14s %7s %9s %8s %9s %-40s %9s %15s\n",
-		runtime.Version(), runtime.GOOS, runtime.GOARCH, ops.Backend, runtime.GOMAXPROCS(0), o.dtype, o.soak, o.warmup,
+		runtime.Version(), runtime.GOOS, runtime.GOARCH, kernel.Backend, runtime.GOMAXPROCS(0), o.dtype, o.soak, o.warmup,
 		checkpointList(o.soak),
 		"conf", "arch", "steps", "ms/step", "MB/step", "allocs", "live heap MB at the checkpoints", "growth MB", "loss start->end")
 	return err

@@ -1,4 +1,4 @@
-package ops
+package kernel
 
 // The two products of one query row with a cache of rows, for a decoder's attention
 // step: m keys or values stored contiguously, each of width d. A matrix-vector product
@@ -48,5 +48,17 @@ func WeightedRowSum[T Float](out, p, v []T) {
 		for i, x := range row {
 			out[i] += w * x
 		}
+	}
+}
+
+// SquaredNorms writes into n the squared norms of the len(n) rows (stride ld, width d) of
+// x, as L2 attention's logits use them.
+func SquaredNorms[T Float](n, x []T, ld, d int) {
+	for i := range n {
+		var s T
+		for _, v := range x[i*ld : i*ld+d] {
+			s += v * v
+		}
+		n[i] = s
 	}
 }
