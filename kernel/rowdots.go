@@ -1,10 +1,8 @@
 package kernel
 
 // The two products of one query row with a cache of rows, for a decoder's attention
-// step: m keys or values stored contiguously, each of width d. A matrix-vector product
-// would do the same, but per call it is too small for a BLAS to stream its rows at the
-// memory's speed, which is what bounds a step of many sequences (each reads its whole
-// cache once).
+// step: m keys or values stored contiguously, each of width d, streamed at the memory's
+// speed (docs/performance.md, "Decoder").
 
 // DotRows writes s[j] = alpha (k_j . q) for the len(s) rows k_j of k, each of width
 // len(q), stored contiguously; s must not overlap k or q. With an empty q every s[j] is 0.
