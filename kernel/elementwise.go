@@ -33,3 +33,10 @@ func AddBias[T Float](y, x, b []T) {
 		}
 	})
 }
+
+// Scale writes y = s x elementwise, on the calling goroutine. y may be x.
+func Scale[T Float](y, x []T, s T) {
+	for i, v := range x {
+		y[i] = s * v
+	}
+}

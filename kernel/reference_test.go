@@ -147,8 +147,8 @@ func TestNLLAgainstReference(t *testing.T) {
 	}
 }
 
-// TestElementwiseAgainstLoops: Add, Mul, AddBias, ColSum, Gather, GELU and ELU in float64
-// equal their defining loops, on sizes large enough to run on several goroutines.
+// TestElementwiseAgainstLoops: Add, Mul, AddBias, Scale, ColSum, Dot, Bilinear, Gather, GELU
+// and ELU in float64 equal their defining loops, on sizes large enough to run on several goroutines.
 func TestElementwiseAgainstLoops(t *testing.T) {
 	const n, d = 300, 256 // 76800 elements: several chunks of ParallelFor
 	a, b, bias := normals(8, n*d), normals(9, n*d), normals(10, d)
@@ -177,6 +177,22 @@ func TestElementwiseAgainstLoops(t *testing.T) {
 	assertNear(t, "gelu", y, gelu, 1e-15)
 	ELU(y, a)
 	assertNear(t, "elu", y, elu, 0)
+	scaled := make([]float64, n*d)
+	var ab float64
+	for i := range a {
+		scaled[i] = 1.5 * a[i]
+		ab += a[i] * b[i]
+	}
+	Scale(y, a, 1.5)
+	assertNear(t, "scale", y, scaled, 0)
+	assertNear(t, "dot", []float64{Dot(a, b)}, []float64{ab}, 1e-10)
+	var uwv float64 // u^T W v for W the first (n, d) of a, u = b[:n], v = bias
+	for i := range n {
+		for j := range d {
+			uwv += b[i] * a[i*d+j] * bias[j]
+		}
+	}
+	assertNear(t, "bilinear", []float64{Bilinear(a, b[:n], bias, d)}, []float64{uwv}, 1e-10)
 	ids := []int{3, 0, 3, 1}
 	rows := make([]float64, len(ids)*d)
 	Gather(rows, a, ids, d)

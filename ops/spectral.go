@@ -108,13 +108,13 @@ func (op *spectralOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
 // cols is W's number of columns.
 func spectralKernel[T kernel.Float](op *spectralOp, out []T, ts []*tensor.Dense, cols int) error {
 	w, u, v := data[T](ts[0]), data[T](ts[1]), data[T](ts[2])
-	sigma := bilinear(w, u, v, cols)
+	sigma := kernel.Bilinear(w, u, v, cols)
 	if !(sigma > 0) || math.IsInf(sigma, 0) {
 		return fmt.Errorf("%s: spectral norm estimate u^T W v = %g, want finite and > 0 (run power iteration first)", op.name, sigma)
 	}
 	s := T(op.c / sigma)
 	if !op.grad {
-		scaleKernel(out, w, s)
+		kernel.Scale(out, w, s)
 		return nil
 	}
 	dy := data[T](ts[3])
@@ -129,17 +129,4 @@ func spectralKernel[T kernel.Float](op *spectralOp, out []T, ts []*tensor.Dense,
 		}
 	}
 	return nil
-}
-
-// bilinear is u^T W v for W (len(u), cols), accumulated in float64.
-func bilinear[T kernel.Float](w, u, v []T, cols int) float64 {
-	var s float64
-	for i, ui := range u {
-		var r float64
-		for j, vj := range v {
-			r += float64(w[i*cols+j]) * float64(vj)
-		}
-		s += float64(ui) * r
-	}
-	return s
 }
