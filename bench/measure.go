@@ -2,13 +2,13 @@ package bench
 
 import (
 	"fmt"
-	"lipformer/internal/stats"
 	"runtime"
 	"slices"
 	"time"
 
+	"lipformer/internal/stats"
+	"lipformer/kernel"
 	"lipformer/model"
-	"lipformer/ops"
 )
 
 // Modes of a measurement, in the order they are measured.
@@ -42,7 +42,7 @@ type Measurement struct {
 	Arch           string  `json:"arch"`    // model architecture
 	Mode           string  `json:"mode"`    // train, eval or sample
 	Dtype          string  `json:"dtype"`   // float32 or float64
-	Backend        string  `json:"backend"` // Go: the BLAS of the build (ops.Backend); torch: its BLAS
+	Backend        string  `json:"backend"` // Go: the BLAS of the build (kernel.Backend); torch: its BLAS
 	Threads        int     `json:"threads"` // Go: GOMAXPROCS; torch: intra-op threads
 	Batch          int     `json:"batch"`   // sequences per run (for sample: decoded in step)
 	Context        int     `json:"context"` // T, positions per sequence
@@ -151,7 +151,7 @@ func (j Job) Measure(mode string) (Measurement, error) {
 	}
 	med := stats.Median(tm.durs).Seconds()
 	gflop := w.FLOPs / 1e9
-	r := Measurement{Impl: "go", Config: j.Preset.Name, Arch: j.Cfg.Arch, Mode: mode, Dtype: j.Cfg.Dtype, Backend: ops.Backend,
+	r := Measurement{Impl: "go", Config: j.Preset.Name, Arch: j.Cfg.Arch, Mode: mode, Dtype: j.Cfg.Dtype, Backend: kernel.Backend,
 		Threads: runtime.GOMAXPROCS(0), Batch: w.Batch, Context: j.Cfg.Context, Params: w.Params,
 		Steps: j.Set.Steps, Warmup: j.Set.Warmup, MsMedian: 1e3 * med,
 		MsMin: 1e3 * slices.Min(tm.durs).Seconds(), MsMax: 1e3 * slices.Max(tm.durs).Seconds(),

@@ -6,8 +6,8 @@ import (
 	"runtime"
 	"time"
 
+	"lipformer/kernel"
 	"lipformer/model"
-	"lipformer/ops"
 	"lipformer/train"
 )
 
@@ -33,7 +33,7 @@ type SoakReport struct {
 	Arch          string      `json:"arch"`    // model architecture
 	Mode          string      `json:"mode"`    // soak
 	Dtype         string      `json:"dtype"`   // float32 or float64
-	Backend       string      `json:"backend"` // the BLAS of the build (ops.Backend)
+	Backend       string      `json:"backend"` // the BLAS of the build (kernel.Backend)
 	Threads       int         `json:"threads"` // GOMAXPROCS
 	Batch         int         `json:"batch"`   // sequences per step
 	Context       int         `json:"context"` // T
@@ -75,7 +75,7 @@ func (j Job) Soak(ctx context.Context, n int) (SoakReport, error) {
 	if err != nil {
 		return SoakReport{}, err
 	}
-	r := SoakReport{Impl: "go", Config: j.Preset.Name, Arch: j.Cfg.Arch, Mode: ModeSoak, Dtype: j.Cfg.Dtype, Backend: ops.Backend,
+	r := SoakReport{Impl: "go", Config: j.Preset.Name, Arch: j.Cfg.Arch, Mode: ModeSoak, Dtype: j.Cfg.Dtype, Backend: kernel.Backend,
 		Threads: runtime.GOMAXPROCS(0), Batch: j.Preset.Batch, Context: j.Cfg.Context, Params: m.NumParams(),
 		Steps: n, Warmup: j.Set.Warmup, GoVersion: runtime.Version()}
 	if j.Cfg.Dtype == "float64" {

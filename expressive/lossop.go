@@ -8,6 +8,7 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"lipformer/kernel"
 	"lipformer/ops"
 )
 
@@ -108,7 +109,7 @@ func (op *gdLossOp) Do(in ...G.Value) (G.Value, error) {
 		return nil, fmt.Errorf("expressive: %v: input is %T, want a float64 (%d, %d) tensor", op, in[0], tg.L, tg.L)
 	}
 	z := d.Float64s() // (L, L)
-	ops.ParallelFor(tg.L, tg.K*tg.L, func(_, lo, hi int) {
+	kernel.ParallelFor(tg.L, tg.K*tg.L, func(_, lo, hi int) {
 		scratch := make([]float64, 5*tg.K) // (5, K)
 		for i := lo; i < hi; i++ {
 			op.st.rowLoss[i] = tg.row(i, z[i*tg.L:(i+1)*tg.L], op.st.dz[i*tg.L:(i+1)*tg.L], scratch)
@@ -270,7 +271,7 @@ func (op *gdLossGradOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value,
 	L := op.st.tg.L
 	out := op.Output(prealloc, tensor.Float64, tensor.Shape{L, L}, in)
 	dst := out.Float64s() // (L, L)
-	ops.ParallelFor(L, L, func(_, lo, hi int) {
+	kernel.ParallelFor(L, L, func(_, lo, hi int) {
 		for k, v := range op.st.dz[lo*L : hi*L] {
 			dst[lo*L+k] = dy * v
 		}

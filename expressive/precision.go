@@ -6,7 +6,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"lipformer/ops"
+	"lipformer/kernel"
 )
 
 // RowPrecision holds the two precision measures of docs/math.md, "Expressive power of attention matrices" for one row i with
@@ -60,7 +60,7 @@ func MeasureLogits(z *mat.Dense, t *Target) (Precision, error) {
 	}
 	p := newPrecision(t.L)
 	finite := make([]bool, t.L)
-	ops.ParallelFor(t.L, t.L, func(_, lo, hi int) {
+	kernel.ParallelFor(t.L, t.L, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			row := z.RawRowView(i)
 			finite[i] = true

@@ -6,29 +6,15 @@ import "fmt"
 // cache: Prefill runs a prompt at positions 0.., each Step one more token at the next
 // position, and both return the logits of the next byte, the same (up to rounding) as the
 // Sample program's row at that position. A batch decoder (NewBatchDecoder) runs several
-// independent sequences in step, each with its own cache (PrefillBatch, StepBatch): every
-// weight matrix is then read once per step and core for all of them, which is what makes
-// sampling many sequences cheaper per token than sampling one. The sequences are shared out
-// between the cores, each core running its share through the whole network. A step also
-// reads each sequence's whole cache once, which bounds its speed by the memory's bandwidth
-// once the caches outgrow the processor's. Per layer and head it caches what later
-// positions attend to: the key and value of every position, and for L2 the keys' squared
-// norms. Tied L2 caches its keys alone, which are its queries q_j = x_j W^{Q,h}: its head
-// P X A_h W^{V,h} is (P Q_h) M_h with M_h = (W^{Q,h})^T W^{V,h} / sqrt(d) (d, d), and the
-// M_h are folded into W^O once, so a step reads half the cache that dp's reads.
+// independent sequences in step, each with its own cache (PrefillBatch, StepBatch).
 //
 // The decoder holds a copy of the weights the model applies, those computed from its
-// parameters (spectral normalisations, the contractive scale) evaluated once by the model's
-// own ops, and tied L2's W^O with the M_h folded in (ops.L2Mix): make a new decoder after
-// the parameters change. It computes in the model's dtype (float32 for use, float64 for
-// tests) with the ops' kernels: a batch's products with the weights, and a prefill's, by
-// ops.GemmPacked or, on a core's share of the batch, ops.GemmPackedSerial on float32
-// weights packed once (internal/sgemm, in both BLAS builds, where the processor has its
-// AVX2 kernel); the one row of a one-sequence step by ops.Gemv; the attention of a step to
-// the cache by ops.DotRows and ops.WeightedRowSum, of a prefill by ops.Gemm or
-// ops.GemmSerial; and ops.LayerNormRows, ops.SoftmaxRow, .... Positions are absolute and at
-// most the context T: when the cache is full, start again with Prefill (Generate's windows
-// do). A Decoder is not safe for concurrent use.
+// parameters evaluated once by the model's own ops: make a new decoder after the
+// parameters change. It computes in the model's dtype with package kernel's functions, the
+// ones the ops run. Positions are absolute and at most the context T: when the cache is
+// full, start again with Prefill (Generate's windows do). A Decoder is not safe for
+// concurrent use. docs/performance.md ("Decoder") describes what it caches and how it
+// shares a step out between the cores.
 type Decoder struct {
 	net decoderNet
 }

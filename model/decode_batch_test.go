@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"lipformer/ops"
+	"lipformer/kernel"
 )
 
 // A batch decoder's logits for each sequence, through a prefill, steps and a prefill
@@ -82,8 +82,8 @@ func TestBatchDecoderMatchesOneSequenceDecoders(t *testing.T) {
 // In float32, a batch decoder of distinct sequences gives each sequence the logits of a
 // one-sequence decoder, to float32 rounding, and the same logits bit for bit whether it
 // runs them in one lane on one core (GOMAXPROCS 1), in lanes of one and two sequences (2:
-// ops.GemmPackedSerial on one and two rows) or in one lane split across the cores (4, more
-// cores than sequences: ops.GemmPacked by columns, attention by ops.ParallelFor).
+// kernel.GemmPackedSerial on one and two rows) or in one lane split across the cores (4, more
+// cores than sequences: kernel.GemmPacked by columns, attention by kernel.ParallelFor).
 func TestBatchDecoderFloat32(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	for k, arch := range []string{"dp", "l2", "invertible-l2"} {
@@ -209,7 +209,7 @@ func TestGenerateBatchDrawsInSequenceOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	const k, n = 64, 9
-	if w := ops.Workers(k, pickCost*c.Vocab); w < 2 {
+	if w := kernel.Workers(k, pickCost*c.Vocab); w < 2 {
 		t.Fatalf("the picks run on %d goroutine: the test needs several", w)
 	}
 	prompts := make([][]int, k)

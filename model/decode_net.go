@@ -5,13 +5,14 @@ import (
 	"runtime"
 	"sync"
 
+	"lipformer/kernel"
 	"lipformer/layers"
 	"lipformer/ops"
 )
 
 // decoder is the Decoder in the element type T. The rows of a run are the B sequences'
 // new positions, sequence by sequence: row s n + i is position pos + i of sequence s.
-type decoder[T ops.Float] struct {
+type decoder[T kernel.Float] struct {
 	cfg    Config
 	norm   layers.Norm
 	b      int // B, sequences in step
@@ -23,7 +24,7 @@ type decoder[T ops.Float] struct {
 	pos    []T // (T, D)
 	blocks []blockWeights[T]
 	packs  []blockPacks // each block's weights packed for products of several rows
-	head   *ops.PackedWeights
+	head   *kernel.PackedWeights
 	caches []blockCache[T]
 	lnf    *lnWeights[T]
 	out    []T // (D, V), or nil: the head is tok^T
@@ -38,25 +39,25 @@ type decoder[T ops.Float] struct {
 }
 
 // attnScratch is what one goroutine's attention of a sequence needs.
-type attnScratch[T ops.Float] struct {
+type attnScratch[T kernel.Float] struct {
 	logit []T // (T, T): one head's attention logits, then probabilities
 	qn    []T // (T): squared norms of the new queries of one head (untied L2)
 }
 
 // blockPacks are a block's weight matrices packed once for products of several rows
-// (ops.PackedWeights): all nil in float64 and where the processor has no sgemm kernel.
-type blockPacks struct{ packed, wo, fc, proj *ops.PackedWeights }
+// (kernel.PackedWeights): all nil in float64 and where the processor has no sgemm kernel.
+type blockPacks struct{ packed, wo, fc, proj *kernel.PackedWeights }
 
 // blockCache is what one block keeps of the cached positions, each sequence's and head's
 // keys and values contiguous, so that a step reads them in two streams; tied L2 keeps
 // only its keys, which are its queries and serve as its values (blockWeights.wo).
-type blockCache[T ops.Float] struct {
+type blockCache[T kernel.Float] struct {
 	k, v []T // (B, H, T, d): keys (tied L2: the queries x W^Q) and values (nil for tied L2)
 	kn   []T // (B, H, T): squared norms of the keys (L2 only)
 }
 
 // newDecoder makes the decoder of b sequences of m's current weights in m's dtype T.
-func newDecoder[T ops.Float](m *Model, b int) (*decoder[T], error) {
+func newDecoder[T kernel.Float](m *Model, b int) (*decoder[T], error) {
 	blocks, err := blockWeightsOf[T](m)
 	if err != nil {
 		return nil, err
@@ -116,7 +117,7 @@ func (dc *decoder[T]) setCached(n int) { dc.n = n }
 // synchronisation per run, and no product split so thin that its goroutines would pack
 // the same rows again. With fewer, one lane runs them all, its products and attention
 // split across the cores. Either way a batch's products with the packed weights go
-// through ops.GemmPacked's bit-identical kernels and its attention products stay serial,
+// through kernel.GemmPacked's bit-identical kernels and its attention products stay serial,
 // so that a batch decoder's logits do not depend on GOMAXPROCS.
 func (dc *decoder[T]) run(tokens [][]int, pos int) [][]float64 {
 	n, procs := len(tokens[0]), runtime.GOMAXPROCS(0)
@@ -157,7 +158,7 @@ type lane struct {
 func (l lane) rows() int { return (l.hi - l.lo) * l.n }
 
 // of is the lane's rows of a scratch matrix m of the given width.
-func of[T ops.Float](m []T, l lane, width int) []T { return m[l.lo*l.n*width : l.hi*l.n*width] }
+func of[T kernel.Float](m []T, l lane, width int) []T { return m[l.lo*l.n*width : l.hi*l.n*width] }
 
 // runLane runs the lane's sequences through the network and sets their elements of out
 // to the logits after each one's last row.
@@ -183,7 +184,7 @@ func (dc *decoder[T]) runLane(tokens [][]int, out [][]float64, l lane) {
 	last := dc.last[l.lo*d : l.hi*d] // (lane sequences, D)
 	for s := range l.hi - l.lo {
 		r := s*l.n + l.n - 1
-		ops.LayerNormRows(last[s*d:(s+1)*d], x[r*d:(r+1)*d], dc.lnf.gain, dc.lnf.bias, dc.lnf.eps)
+		kernel.LayerNormRows(last[s*d:(s+1)*d], x[r*d:(r+1)*d], dc.lnf.gain, dc.lnf.bias, dc.lnf.eps)
 	}
 	logits := dc.logits[l.lo*v : l.hi*v] // (lane sequences, V)
 	if dc.out == nil {
@@ -206,7 +207,7 @@ func (dc *decoder[T]) subInput(l lane, x []T, ln *lnWeights[T]) []T {
 		return x
 	}
 	in := of(dc.in, l, dc.width)
-	ops.LayerNormRows(in, x, ln.gain, ln.bias, ln.eps)
+	kernel.LayerNormRows(in, x, ln.gain, ln.bias, ln.eps)
 	return in
 }
 
@@ -217,7 +218,7 @@ func (dc *decoder[T]) residual(l lane, x []T, ln *lnWeights[T]) {
 		x[i] += v
 	}
 	if dc.norm == layers.PostLN && ln != nil {
-		ops.LayerNormRows(x, x, ln.gain, ln.bias, ln.eps)
+		kernel.LayerNormRows(x, x, ln.gain, ln.bias, ln.eps)
 	}
 }
 
@@ -250,7 +251,7 @@ func (dc *decoder[T]) attention(l lane, b *blockWeights[T], pk *blockPacks, c *b
 		}
 	}
 	if l.par {
-		ops.ParallelFor(l.hi-l.lo, 4*n*(l.pos+n)*d, attend)
+		kernel.ParallelFor(l.hi-l.lo, 4*n*(l.pos+n)*d, attend)
 	} else {
 		attend(l.w, 0, l.hi-l.lo)
 	}
@@ -290,17 +291,17 @@ func (dc *decoder[T]) attendSequence(par bool, b *blockWeights[T], c *blockCache
 			alpha = 2 * scale
 		}
 		if n == 1 { // a step: the row kernels stream the cached keys
-			ops.DotRows(s, k[:m*hd], q[:hd], alpha)
+			kernel.DotRows(s, k[:m*hd], q[:hd], alpha)
 		} else {
 			mul(par, true, n, m, hd, alpha, q, ld, k, hd, 0, s, m)
 		}
 		if b.kind != ops.DotProduct {
 			kn := c.kn[h*t : h*t+m]
-			ops.SquaredNorms(kn[pos:], k[pos*hd:], hd, hd)
+			kernel.SquaredNorms(kn[pos:], k[pos*hd:], hd, hd)
 			qn := kn[pos:] // tied L2: the queries are the keys
 			if b.kind == ops.L2Untied {
 				qn = sc.qn[:n]
-				ops.SquaredNorms(qn, q, ld, hd)
+				kernel.SquaredNorms(qn, q, ld, hd)
 			}
 			for i := 0; i < n; i++ {
 				row := s[i*m : (i+1)*m]
@@ -319,10 +320,10 @@ func (dc *decoder[T]) attendSequence(par bool, b *blockWeights[T], c *blockCache
 			}
 		}
 		for i := 0; i < n; i++ {
-			ops.SoftmaxRow(s[i*m:(i+1)*m], s[i*m:(i+1)*m], pos+i+1)
+			kernel.SoftmaxRow(s[i*m:(i+1)*m], s[i*m:(i+1)*m], pos+i+1)
 		}
 		if n == 1 {
-			ops.WeightedRowSum(concat[h*hd:(h+1)*hd], s, v[:m*hd])
+			kernel.WeightedRowSum(concat[h*hd:(h+1)*hd], s, v[:m*hd])
 		} else {
 			mul(par, false, n, hd, m, 1, s, m, v, hd, 0, concat[h*hd:], d)
 		}
@@ -341,50 +342,50 @@ func (dc *decoder[T]) mlp(l lane, b *blockWeights[T], pk *blockPacks, in []T) {
 	}
 	mulW(l, pk.fc, false, n, f, d, 1, in, d, b.fc, f, 1, hid, f)
 	if b.elu {
-		ops.ELUInto(act, hid)
+		kernel.ELU(act, hid)
 	} else {
-		ops.GELUInto(act, hid)
+		kernel.GELU(act, hid)
 	}
 	mulW(l, pk.proj, false, n, d, f, 1, act, f, b.proj, d, 1, y, d)
 }
 
 // mul writes c = alpha a b + beta c for a (n, k), b (k, cols) or, with transB, b^T for b
-// (cols, k), and c (n, cols), row-major with strides lda, ldb and ldc: one row by ops.Gemv,
-// which reads b once, more rows (a prefill, or a step of a batch) by ops.Gemm, or with par
-// false ops.GemmSerial.
-func mul[T ops.Float](par, transB bool, n, cols, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+// (cols, k), and c (n, cols), row-major with strides lda, ldb and ldc: one row by kernel.Gemv,
+// which reads b once, more rows (a prefill, or a step of a batch) by kernel.Gemm, or with par
+// false kernel.GemmSerial.
+func mul[T kernel.Float](par, transB bool, n, cols, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	switch {
 	case n > 1 && par:
-		ops.Gemm(false, transB, n, cols, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		kernel.Gemm(false, transB, n, cols, k, alpha, a, lda, b, ldb, beta, c, ldc)
 	case n > 1:
-		ops.GemmSerial(false, transB, n, cols, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		kernel.GemmSerial(false, transB, n, cols, k, alpha, a, lda, b, ldb, beta, c, ldc)
 	case transB: // c = b a^T, b (cols, k)
-		ops.Gemv(false, cols, k, alpha, b, ldb, a, beta, c)
+		kernel.Gemv(false, cols, k, alpha, b, ldb, a, beta, c)
 	default: // c = b^T a^T, b (k, cols)
-		ops.Gemv(true, k, cols, alpha, b, ldb, a, beta, c)
+		kernel.Gemv(true, k, cols, alpha, b, ldb, a, beta, c)
 	}
 }
 
-// packWeights packs a float32 weight matrix for mulW (ops.PackWeights), and returns nil for
+// packWeights packs a float32 weight matrix for mulW (kernel.PackWeights), and returns nil for
 // float64 ones.
-func packWeights[T ops.Float](transB bool, k, cols int, b []T, ldb int) *ops.PackedWeights {
+func packWeights[T kernel.Float](transB bool, k, cols int, b []T, ldb int) *kernel.PackedWeights {
 	if b32, ok := any(b).([]float32); ok {
-		return ops.PackWeights(transB, k, cols, b32, ldb)
+		return kernel.PackWeights(transB, k, cols, b32, ldb)
 	}
 	return nil
 }
 
 // mulW is mul, in lane l, for a weight matrix b that pw holds packed, or nil: products of
-// several rows, or of any rows in a batched lane, with a packed matrix go to ops.GemmPacked
-// (ops.GemmPackedSerial outside a par lane), which does not pack it again. The one row of
-// a one-sequence decoder goes to ops.Gemv, which reads b once.
-func mulW[T ops.Float](l lane, pw *ops.PackedWeights, transB bool, n, cols, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+// several rows, or of any rows in a batched lane, with a packed matrix go to kernel.GemmPacked
+// (kernel.GemmPackedSerial outside a par lane), which does not pack it again. The one row of
+// a one-sequence decoder goes to kernel.Gemv, which reads b once.
+func mulW[T kernel.Float](l lane, pw *kernel.PackedWeights, transB bool, n, cols, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	packed := pw != nil && (n > 1 || l.batched)
 	switch {
 	case packed && l.par:
-		ops.GemmPacked(n, float32(alpha), any(a).([]float32), lda, pw, float32(beta), any(c).([]float32), ldc)
+		kernel.GemmPacked(n, float32(alpha), any(a).([]float32), lda, pw, float32(beta), any(c).([]float32), ldc)
 	case packed:
-		ops.GemmPackedSerial(n, float32(alpha), any(a).([]float32), lda, pw, float32(beta), any(c).([]float32), ldc)
+		kernel.GemmPackedSerial(n, float32(alpha), any(a).([]float32), lda, pw, float32(beta), any(c).([]float32), ldc)
 	default:
 		mul(l.par, transB, n, cols, k, alpha, a, lda, b, ldb, beta, c, ldc)
 	}

@@ -153,7 +153,7 @@ func TestDecoderFloat32(t *testing.T) {
 			assertLogits(t, arch+" float32 step", got, want[i], 1e-5)
 		}
 		// a batch of three copies: every product has several rows, so the packed weights
-		// (ops.GemmPacked) compute them where the processor has the sgemm kernel
+		// (kernel.GemmPacked) compute them where the processor has the sgemm kernel
 		bd, err := m.NewBatchDecoder(3)
 		if err != nil {
 			t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"lipformer/kernel"
 	"lipformer/layers"
 	"lipformer/ops"
 )
@@ -13,7 +14,7 @@ import (
 // blockWeights are the weights one block applies to a row, as the Decoder keeps them: the
 // ones computed from parameters (spectral normalisations, the contractive scale) evaluated
 // once by the ops that the model's graphs use.
-type blockWeights[T ops.Float] struct {
+type blockWeights[T kernel.Float] struct {
 	kind   ops.AttentionKind
 	packed []T // (D, k*D): [W^Q | W^K | W^V], or for tied L2 W^Q alone
 	// wo is W^O (D, D), times the contractive scale min(1, c / UB) if any; for tied L2
@@ -28,13 +29,13 @@ type blockWeights[T ops.Float] struct {
 }
 
 // lnWeights are a LayerNorm's gain and bias (D) and its eps.
-type lnWeights[T ops.Float] struct {
+type lnWeights[T kernel.Float] struct {
 	gain, bias []T
 	eps        float64
 }
 
 // lnWeightsOf copies a LayerNorm's weights, or is nil for nil.
-func lnWeightsOf[T ops.Float](ln *layers.LayerNorm) *lnWeights[T] {
+func lnWeightsOf[T kernel.Float](ln *layers.LayerNorm) *lnWeights[T] {
 	if ln == nil {
 		return nil
 	}
@@ -55,7 +56,7 @@ type blockNodes struct {
 }
 
 // blockWeightsOf evaluates the weights of every block of m, in m's dtype T.
-func blockWeightsOf[T ops.Float](m *Model) ([]blockWeights[T], error) {
+func blockWeightsOf[T kernel.Float](m *Model) ([]blockWeights[T], error) {
 	dt, _ := m.Cfg.dtype()
 	g, err := layers.NewGraph(dt, 1, 1, false)
 	if err != nil {
@@ -100,19 +101,19 @@ func blockWeightsOf[T ops.Float](m *Model) ([]blockWeights[T], error) {
 }
 
 // foldL2Mix returns blockdiag(M_1, ..., M_H) wo for tied L2's value maps M_h of wq and wv
-// (ops.L2Mix) and its output map wo, all (D, D). Head h of the layer is P X A_h W^{V,h} =
+// (kernel.L2Mix) and its output map wo, all (D, D). Head h of the layer is P X A_h W^{V,h} =
 // (P Q_h) M_h with Q_h = X W^{Q,h} (docs/math.md, "Bounds of tied L2 attention"), so the heads' P Q_h side by side,
 // times the result, are the layer's output: a decoder caches the queries Q_h alone, which
 // are also the keys, and a step reads half the cache that dp's does.
-func foldL2Mix[T ops.Float](wq, wv, wo []T, width, heads int) ([]T, error) {
-	mix, err := ops.L2Mix(wq, wv, width, width, heads) // (H, d, d)
+func foldL2Mix[T kernel.Float](wq, wv, wo []T, width, heads int) ([]T, error) {
+	mix, err := kernel.L2Mix(wq, wv, width, width, heads) // (H, d, d)
 	if err != nil {
 		return nil, err
 	}
 	d := width / heads
 	out := make([]T, width*width)
 	for h := range heads {
-		ops.Gemm(false, false, d, width, d, 1, mix[h*d*d:], d, wo[h*d*width:], width, 0, out[h*d*width:], width)
+		kernel.Gemm(false, false, d, width, d, 1, mix[h*d*d:], d, wo[h*d*width:], width, 0, out[h*d*width:], width)
 	}
 	return out, nil
 }
@@ -162,12 +163,12 @@ func (bn *blockNodes) setAttention(w layers.AttnWeights, c float64) error {
 }
 
 // valueOf copies the value of an evaluated node.
-func valueOf[T ops.Float](n *G.Node) []T {
+func valueOf[T kernel.Float](n *G.Node) []T {
 	return append([]T(nil), n.Value().(*tensor.Dense).Data().([]T)...)
 }
 
 // concatColumns places the evaluated (R, C_i) matrices side by side, (R, sum C_i).
-func concatColumns[T ops.Float](ns G.Nodes) []T {
+func concatColumns[T kernel.Float](ns G.Nodes) []T {
 	rows, cols := ns[0].Shape()[0], 0
 	for _, n := range ns {
 		cols += n.Shape()[1]
@@ -186,4 +187,4 @@ func concatColumns[T ops.Float](ns G.Nodes) []T {
 }
 
 // paramData copies a parameter's values.
-func paramData[T ops.Float](p *layers.Param) []T { return append([]T(nil), p.Value.Data().([]T)...) }
+func paramData[T kernel.Float](p *layers.Param) []T { return append([]T(nil), p.Value.Data().([]T)...) }

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"lipformer/ops"
+	"lipformer/kernel"
 )
 
 // Window is how Generate continues beyond the context T, where the absolute positions of
@@ -103,7 +103,7 @@ func GenerateBatch(d *Decoder, prompts [][]int, n int, s Sampling, rng *rand.Ran
 		for i := range u {
 			u[i] = draw(rng, s.Temperature)
 		}
-		ops.ParallelFor(len(seqs), pickCost*len(logits[0]), func(_, lo, hi int) {
+		kernel.ParallelFor(len(seqs), pickCost*len(logits[0]), func(_, lo, hi int) {
 			for i := lo; i < hi; i++ {
 				next[i] = pick(logits[i], s.Temperature, s.TopK, u[i])
 			}
@@ -145,7 +145,7 @@ func advance(d *Decoder, seqs [][]int, w Window) ([][]float64, error) {
 	return d.PrefillBatch(windows)
 }
 
-// pickCost is pick's cost per logit in elements of ops.ParallelFor: with its conversions
+// pickCost is pick's cost per logit in elements of kernel.ParallelFor: with its conversions
 // and sums, about 4 elements of a simple kernel.
 const pickCost = 4
 
@@ -203,7 +203,7 @@ func pick(logits []float64, temperature float64, topK int, u float64) int {
 	for i := range w {
 		w[i] = float32((logits[id(i)] - logits[best]) / temperature)
 	}
-	ops.SoftmaxRow(w, w, n)
+	kernel.SoftmaxRow(w, w, n)
 	var sum float64
 	for _, p := range w {
 		sum += float64(p)

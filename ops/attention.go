@@ -6,6 +6,8 @@ import (
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"lipformer/kernel"
 )
 
 // AttentionKind selects the logits of an attention op.
@@ -119,12 +121,12 @@ type attentionOp struct {
 	spec     AttentionSpec
 	grad     bool
 	biasGrad bool
-	ws       workspace    // one (sequence, head) job's work space per worker
-	keep     bool         // forward: keep P in probs for the backward
-	probs    keptProbs    // forward: P of the last run when keep
-	fwd      *attentionOp // backward: the forward op whose kept P it reads
-	dbias    []float64    // forward: (B*H, T) per-job bias gradients of the last backward
-	dbiasOf  uintptr      // forward: the address of the dpacked output that backward wrote with them
+	ws       kernel.Workspace // one (sequence, head) job's work space per worker
+	keep     bool             // forward: keep P in probs for the backward
+	probs    keptProbs        // forward: P of the last run when keep
+	fwd      *attentionOp     // backward: the forward op whose kept P it reads
+	dbias    []float64        // forward: (B*H, T) per-job bias gradients of the last backward
+	dbiasOf  uintptr          // forward: the address of the dpacked output that backward wrote with them
 }
 
 func newAttentionOp(spec AttentionSpec, grad bool) *attentionOp {
@@ -168,7 +170,7 @@ func (op *attentionOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 }
 
 // biasOf returns the bias input's data, or nil without a bias.
-func biasOf[T Float](op *attentionOp, in []G.Value) ([]T, error) {
+func biasOf[T kernel.Float](op *attentionOp, in []G.Value) ([]T, error) {
 	if !op.spec.Bias {
 		return nil, nil
 	}
@@ -286,7 +288,7 @@ func (op *attentionOp) backward() *attentionOp {
 
 // attnForwardJobs runs the forward of every (sequence, head) job of op, writing P into
 // op.probs when op.keep and into the workers' scratch otherwise.
-func attnForwardJobs[T Float](op *attentionOp, g attnGeometry, packed *tensor.Dense, in []G.Value, out *tensor.Dense) error {
+func attnForwardJobs[T kernel.Float](op *attentionOp, g attnGeometry, packed *tensor.Dense, in []G.Value, out *tensor.Dense) error {
 	bias, err := biasOf[T](op, in)
 	if err != nil {
 		return err
@@ -312,7 +314,7 @@ func attnForwardJobs[T Float](op *attentionOp, g attnGeometry, packed *tensor.De
 // attnBackwardJobs runs the backward of every (sequence, head) job of op into dp, with
 // the P its forward kept for packed, or else P recomputed in the workers' scratch.
 // With a bias, the per-job bias gradients go to the forward op's dbias.
-func attnBackwardJobs[T Float](op *attentionOp, g attnGeometry, packed *tensor.Dense, in []G.Value, dout, dp *tensor.Dense) error {
+func attnBackwardJobs[T kernel.Float](op *attentionOp, g attnGeometry, packed *tensor.Dense, in []G.Value, dout, dp *tensor.Dense) error {
 	bias, err := biasOf[T](op, in)
 	if err != nil {
 		return err
@@ -356,7 +358,7 @@ func attnBackwardJobs[T Float](op *attentionOp, g attnGeometry, packed *tensor.D
 // Within a step the backward runs after the forward (it takes the forward's output), and
 // the packed input is not written in between, so a matching key means P is current.
 type keptProbs struct {
-	ws    workspace
+	ws    kernel.Workspace
 	src   uintptr // 0 while P is being written or before the first run
 	bias  uintptr
 	dt    tensor.Dtype
@@ -364,9 +366,9 @@ type keptProbs struct {
 }
 
 // resetProbs marks k as not yet written and returns its buffer for P of the jobs of g.
-func resetProbs[T Float](k *keptProbs, g attnGeometry) []T {
+func resetProbs[T kernel.Float](k *keptProbs, g attnGeometry) []T {
 	k.src = 0
-	return scratch[T](&k.ws, 1, g.probsLen())[0]
+	return kernel.Scratch[T](&k.ws, 1, g.probsLen())[0]
 }
 
 // set records packed as the input of the P just written.
@@ -377,12 +379,12 @@ func (k *keptProbs) set(packed *tensor.Dense, bias uintptr) {
 
 // keptProbsOf returns the P k holds if it was computed from packed and the same bias, else
 // nil.
-func keptProbsOf[T Float](k *keptProbs, g attnGeometry, packed *tensor.Dense, bias uintptr) []T {
+func keptProbsOf[T kernel.Float](k *keptProbs, g attnGeometry, packed *tensor.Dense, bias uintptr) []T {
 	s := packed.Shape()
 	if k.src == 0 || k.src != packed.Uintptr() || k.dt != packed.Dtype() || k.shape != [2]int{s[0], s[1]} || k.bias != bias {
 		return nil
 	}
-	return scratch[T](&k.ws, 1, g.probsLen())[0]
+	return kernel.Scratch[T](&k.ws, 1, g.probsLen())[0]
 }
 
 // biasAddr is the address of the bias input (the second) of an op with a position bias,

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 
 	"gorgonia.org/tensor"
+
+	"lipformer/kernel"
 )
 
 // attnBlock is the number of rows (and columns) of a block of causal attention. The blocks
@@ -97,13 +99,13 @@ func (g attnGeometry) scratchLen() int {
 }
 
 // attnScratch splits a job's work space into P and dS (T, T) and two vectors (T).
-func attnScratch[T Float](g attnGeometry, s []T) (p, ds, r, c []T) {
+func attnScratch[T kernel.Float](g attnGeometry, s []T) (p, ds, r, c []T) {
 	t := g.spec.SeqLen
 	return s[:t*t], s[t*t : 2*t*t], s[2*t*t : 2*t*t+t], s[2*t*t+t : 2*t*t+2*t]
 }
 
 // jobProbs is P (T, T) of sequence b, head h within P of every job (B*H, T, T).
-func jobProbs[T Float](g attnGeometry, probs []T, b, h int) []T {
+func jobProbs[T kernel.Float](g attnGeometry, probs []T, b, h int) []T {
 	t := g.spec.SeqLen
 	j := b*g.spec.Heads + h
 	return probs[j*t*t : (j+1)*t*t]
@@ -113,10 +115,10 @@ func jobProbs[T Float](g attnGeometry, probs []T, b, h int) []T {
 // calling one included, each with its own scratch slice kept in ws. The workers take the
 // next job as they become free, so one that is descheduled (on a shared machine) holds up
 // no more than its current job; a job's result does not depend on the worker.
-func runJobs[T Float](g attnGeometry, ws *workspace, f func(scratch []T, b, h int)) {
+func runJobs[T kernel.Float](g attnGeometry, ws *kernel.Workspace, f func(scratch []T, b, h int)) {
 	jobs := g.batch * g.spec.Heads
 	workers := min(runtime.GOMAXPROCS(0), jobs)
-	bufs := scratch[T](ws, workers, g.scratchLen())
+	bufs := kernel.Scratch[T](ws, workers, g.scratchLen())
 	var next atomic.Int64
 	work := func(w int) {
 		for j := int(next.Add(1) - 1); j < jobs; j = int(next.Add(1) - 1) {
@@ -138,20 +140,20 @@ func runJobs[T Float](g attnGeometry, ws *workspace, f func(scratch []T, b, h in
 // attnProbs writes P (T, T) of sequence b, head h into p, its computed blocks only; nq and
 // nk (T) receive the squared norms of the queries and keys for L2 logits. bias, when not
 // nil, is (H, BiasLen): bias[h*BiasLen+i-j] is added to the logit of row i, column j <= i.
-func attnProbs[T Float](g attnGeometry, p, nq, nk, packed, bias []T, b, h int) {
+func attnProbs[T kernel.Float](g attnGeometry, p, nq, nk, packed, bias []T, b, h int) {
 	t, d := g.spec.SeqLen, g.head
 	base := b*t*g.ld + h*d
 	q, k := packed[base+g.qOff:], packed[base+g.kOff:]
 	alpha := T(g.scale)
 	if g.spec.Kind != DotProduct {
 		alpha = T(2 * g.scale)
-		sqNorms(nq, q, g.ld, d)
-		sqNorms(nk, k, g.ld, d)
+		kernel.SquaredNorms(nq, q, g.ld, d)
+		kernel.SquaredNorms(nk, k, g.ld, d)
 	}
 	for bi := range g.blocks() {
 		lo, hi := g.blockRows(bi)
 		n := g.seen(bi)
-		gemmSerial(false, true, hi-lo, n, d, alpha, q[lo*g.ld:], g.ld, k, g.ld, 0, p[lo*t:], t) // (hi-lo, n)
+		kernel.GemmSerial(false, true, hi-lo, n, d, alpha, q[lo*g.ld:], g.ld, k, g.ld, 0, p[lo*t:], t) // (hi-lo, n)
 		for i := lo; i < hi; i++ {
 			row, keep := p[i*t:i*t+n], g.keep(i)
 			if g.spec.Kind != DotProduct {
@@ -165,32 +167,21 @@ func attnProbs[T Float](g attnGeometry, p, nq, nk, packed, bias []T, b, h int) {
 					row[j] += bh[i-j]
 				}
 			}
-			softmaxRow(row, row, keep)
+			kernel.SoftmaxRow(row, row, keep)
 		}
-	}
-}
-
-// sqNorms writes the squared norms of the len(n) rows (stride ld, width d) of x into n.
-func sqNorms[T Float](n, x []T, ld, d int) {
-	for i := range n {
-		var s T
-		for _, v := range x[i*ld : i*ld+d] {
-			s += v * v
-		}
-		n[i] = s
 	}
 }
 
 // attnForward computes head h of sequence b, out[b, :, h] = P v_h, writing P into p
 // (T, T); nq and nk (T) are work space; bias as for attnProbs.
-func attnForward[T Float](g attnGeometry, p, nq, nk, packed, bias, out []T, b, h int) {
+func attnForward[T kernel.Float](g attnGeometry, p, nq, nk, packed, bias, out []T, b, h int) {
 	t, d := g.spec.SeqLen, g.head
 	attnProbs(g, p, nq, nk, packed, bias, b, h)
 	v := packed[b*t*g.ld+h*d+g.vOff:]
 	o := out[b*t*g.width+h*d:]
 	for bi := range g.blocks() {
 		lo, hi := g.blockRows(bi)
-		gemmSerial(false, false, hi-lo, d, g.seen(bi), 1, p[lo*t:], t, v, g.ld, 0, o[lo*g.width:], g.width)
+		kernel.GemmSerial(false, false, hi-lo, d, g.seen(bi), 1, p[lo*t:], t, v, g.ld, 0, o[lo*g.width:], g.width)
 	}
 }
 
@@ -202,7 +193,7 @@ func attnForward[T Float](g attnGeometry, p, nq, nk, packed, bias, out []T, b, h
 // by dS or P go by row blocks (dq) or column blocks (dk, dv) over their computed part.
 // dbias, when not nil (T), receives sum_i dS[i, i-delta] at delta: the gradient of a
 // position bias.
-func attnBackward[T Float](g attnGeometry, p, ds, r, c, packed, dout, dp []T, dbias []float64, b, h int) {
+func attnBackward[T kernel.Float](g attnGeometry, p, ds, r, c, packed, dout, dp []T, dbias []float64, b, h int) {
 	t, d := g.spec.SeqLen, g.head
 	base := b*t*g.ld + h*d
 	q, k, v := packed[base+g.qOff:], packed[base+g.kOff:], packed[base+g.vOff:]
@@ -211,7 +202,7 @@ func attnBackward[T Float](g attnGeometry, p, ds, r, c, packed, dout, dp []T, db
 	for bi := range g.blocks() {
 		lo, hi := g.blockRows(bi)
 		n := g.seen(bi)
-		gemmSerial(false, true, hi-lo, n, d, 1, do[lo*g.width:], g.width, v, g.ld, 0, ds[lo*t:], t) // dP = dO v^T
+		kernel.GemmSerial(false, true, hi-lo, n, d, 1, do[lo*g.width:], g.width, v, g.ld, 0, ds[lo*t:], t) // dP = dO v^T
 		for i := lo; i < hi; i++ {
 			pr, dr := p[i*t:i*t+n], ds[i*t:i*t+n]
 			var dot T
@@ -232,14 +223,14 @@ func attnBackward[T Float](g attnGeometry, p, ds, r, c, packed, dout, dp []T, db
 	rowsBy := func(alpha T, x []T) { // dq = alpha dS x, by row blocks
 		for bi := range g.blocks() {
 			lo, hi := g.blockRows(bi)
-			gemmSerial(false, false, hi-lo, d, g.seen(bi), alpha, ds[lo*t:], t, x, g.ld, 0, dq[lo*g.ld:], g.ld)
+			kernel.GemmSerial(false, false, hi-lo, d, g.seen(bi), alpha, ds[lo*t:], t, x, g.ld, 0, dq[lo*g.ld:], g.ld)
 		}
 	}
 	colsBy := func(m []T, alpha T, x []T, ldx int, beta T, y []T) { // y = alpha m^T x + beta y, by column blocks
 		for bj := range g.blocks() {
 			lo, hi := g.blockRows(bj)
 			from := g.seenFrom(bj)
-			gemmSerial(true, false, hi-lo, d, t-from, alpha, m[from*t+lo:], t, x[from*ldx:], ldx, beta, y[lo*g.ld:], g.ld)
+			kernel.GemmSerial(true, false, hi-lo, d, t-from, alpha, m[from*t+lo:], t, x[from*ldx:], ldx, beta, y[lo*g.ld:], g.ld)
 		}
 	}
 	colsBy(p, 1, do, g.width, 0, dv) // dv = P^T dO
@@ -265,7 +256,7 @@ func attnBackward[T Float](g attnGeometry, p, ds, r, c, packed, dout, dp []T, db
 }
 
 // rowColSums writes the row sums and the column sums of the computed blocks of m (T, T).
-func rowColSums[T Float](g attnGeometry, r, c, m []T) {
+func rowColSums[T kernel.Float](g attnGeometry, r, c, m []T) {
 	t := g.spec.SeqLen
 	clear(c)
 	for bi := range g.blocks() {
@@ -283,7 +274,7 @@ func rowColSums[T Float](g attnGeometry, r, c, m []T) {
 }
 
 // subScaledRows does y_i -= a * w_i * x_i for the len(w) rows (stride ld, width d).
-func subScaledRows[T Float](y, x, w []T, ld, d int, a T) {
+func subScaledRows[T kernel.Float](y, x, w []T, ld, d int, a T) {
 	for i, wi := range w {
 		f := a * wi
 		yr, xr := y[i*ld:i*ld+d], x[i*ld:i*ld+d]

@@ -11,6 +11,7 @@ import (
 
 	"lipformer/internal/gradcheck"
 	"lipformer/internal/ref"
+	"lipformer/kernel"
 )
 
 // attnCase is a small multihead attention problem: x (B*T, D) and full (D, D) weights.
@@ -240,36 +241,16 @@ func TestL2ValuesMatchesLiteralForm(t *testing.T) {
 	assertClose(t, "l2 values", toF64(y.Value()), want, 1e-13)
 }
 
-func TestL2MixAgainstPlainSums(t *testing.T) {
+// TestL2ValuesIsWqTimesL2Mix: L2Values is wq's column blocks times kernel.L2Mix's M_h.
+func TestL2ValuesIsWqTimesL2Mix(t *testing.T) {
 	const rows, cols, heads = 5, 6, 3 // d = 2; rows != cols catches a swap
 	d := cols / heads
 	wq := gradcheck.Rand(50, 1, rows, cols).Data().([]float64)
 	wv := gradcheck.Rand(51, 1, rows, cols).Data().([]float64)
-	got, err := L2Mix(wq, wv, rows, cols, heads)
+	got, err := kernel.L2Mix(wq, wv, rows, cols, heads)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got32, err := L2Mix(f32(wq), f32(wv), rows, cols, heads)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := 1 / math.Sqrt(float64(d))
-	for h := range heads {
-		for a := range d {
-			for b := range d {
-				var want float64
-				for r := range rows {
-					want += wq[r*cols+h*d+a] * wv[r*cols+h*d+b]
-				}
-				want *= s
-				i := h*d*d + a*d + b
-				if math.Abs(got[i]-want) > 1e-13 || math.Abs(float64(got32[i])-want) > 1e-5 {
-					t.Fatalf("M_%d[%d][%d] = %g (float32 %g), want %g", h, a, b, got[i], got32[i], want)
-				}
-			}
-		}
-	}
-	// L2Values is wq's column blocks times the M_h
 	g := G.NewGraph()
 	y, err := L2Values(G.NodeFromAny(g, tensor.New(tensor.WithShape(rows, cols), tensor.WithBacking(wq)), G.WithName("wq")),
 		G.NodeFromAny(g, tensor.New(tensor.WithShape(rows, cols), tensor.WithBacking(wv)), G.WithName("wv")), heads)
@@ -289,12 +270,6 @@ func TestL2MixAgainstPlainSums(t *testing.T) {
 		}
 	}
 	assertClose(t, "L2Values against wq M_h", toF64(y.Value()), want, 1e-13)
-	if _, err := L2Mix(wq, wv, rows, cols, 4); err == nil {
-		t.Fatal("6 columns split into 4 heads: want an error")
-	}
-	if _, err := L2Mix(wq, wv[1:], rows, cols, heads); err == nil {
-		t.Fatal("a short wv: want an error")
-	}
 }
 
 // biasCase is a (H, T) position bias drawn from seed, with rows as slices for the reference.

@@ -8,10 +8,9 @@ import (
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
-)
 
-// Float is the element type of every kernel.
-type Float interface{ float32 | float64 }
+	"lipformer/kernel"
+)
 
 // baseOp carries the boilerplate shared by the ops of this package: no external calls, no
 // input overwritten, hashes derived from the op's String, and the output tensor the op
@@ -57,14 +56,6 @@ func NewOpBase(name string) *OpBase { return &OpBase{baseOp{name: name}} }
 func (b *OpBase) Output(prealloc G.Value, dt tensor.Dtype, shape tensor.Shape, in []G.Value) *tensor.Dense {
 	return b.out.get(prealloc, dt, shape, in)
 }
-
-// ParallelFor calls f(i, lo, hi) on contiguous chunks of the items [0, n), each of the
-// given cost in elements, on at most GOMAXPROCS goroutines (parallelFor), for kernels of
-// other packages.
-func ParallelFor(n, cost int, f func(i, lo, hi int)) { parallelFor(n, cost, f) }
-
-// Workers is the number of goroutines ParallelFor uses for n items of the given cost.
-func Workers(n, cost int) int { return workers(n, cost) }
 
 // sameType is the type of an op mapping n tensors of one type to a tensor of that type.
 func sameType(n int) hm.Type {
@@ -148,7 +139,7 @@ func span(d *tensor.Dense) (uintptr, uintptr) {
 }
 
 // data returns the backing slice of a dense tensor as []T.
-func data[T Float](d *tensor.Dense) []T {
+func data[T kernel.Float](d *tensor.Dense) []T {
 	return d.Data().([]T)
 }
 
@@ -184,31 +175,4 @@ func checkFloat(op string, dt tensor.Dtype) error {
 		return fmt.Errorf("%s: dtype %v, want float32 or float64", op, dt)
 	}
 	return nil
-}
-
-// workspace is scratch memory an op keeps between runs: slices of either precision, one
-// per worker goroutine.
-type workspace struct {
-	f32 [][]float32
-	f64 [][]float64
-}
-
-// scratch returns n kept slices of w of at least size elements of type T each, allocating
-// only those missing or too short. Call it before starting the workers; worker i then
-// uses slice i alone.
-func scratch[T Float](w *workspace, n, size int) [][]T {
-	bufs, ok := any(&w.f32).(*[][]T)
-	if !ok {
-		bufs = any(&w.f64).(*[][]T)
-	}
-	for len(*bufs) < n {
-		*bufs = append(*bufs, nil)
-	}
-	s := (*bufs)[:n]
-	for i := range s {
-		if len(s[i]) < size {
-			s[i] = make([]T, size)
-		}
-	}
-	return s
 }

@@ -6,6 +6,8 @@ import (
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"lipformer/kernel"
 )
 
 // AddBias adds a bias vector b (D) to every row of x (..., D), without materialising a
@@ -57,9 +59,9 @@ func (op *biasOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, error
 	y := op.out.get(prealloc, x.Dtype(), x.Shape(), in)
 	switch x.Dtype() {
 	case tensor.Float32:
-		addBiasKernel(data[float32](y), data[float32](x), data[float32](b))
+		kernel.AddBias(data[float32](y), data[float32](x), data[float32](b))
 	case tensor.Float64:
-		addBiasKernel(data[float64](y), data[float64](x), data[float64](b))
+		kernel.AddBias(data[float64](y), data[float64](x), data[float64](b))
 	}
 	return y, nil
 }
@@ -71,17 +73,4 @@ func (op *biasOp) DiffWRT(int) []bool { return []bool{true, true} }
 func (op *biasOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
 	db, err := colSum(grad, op.dims)
 	return G.Nodes{grad, db}, err
-}
-
-// addBiasKernel writes y = x + b row by row, in parallel.
-func addBiasKernel[T Float](y, x, b []T) {
-	d := len(b)
-	parallelFor(len(x)/d, d, func(_, lo, hi int) {
-		for r := lo; r < hi; r++ {
-			yr, xr := y[r*d:(r+1)*d], x[r*d:(r+1)*d]
-			for j, v := range xr {
-				yr[j] = v + b[j]
-			}
-		}
-	})
 }

@@ -6,14 +6,16 @@ import (
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"lipformer/kernel"
 )
 
 // colSumOp sums a tensor over every axis but the last: (..., D) -> (D). It is the gradient
 // of a per-feature bias or gain and is not differentiated itself.
 type colSumOp struct {
 	baseOp
-	dims int       // rank of the input
-	ws   workspace // partial sums
+	dims int              // rank of the input
+	ws   kernel.Workspace // partial sums
 }
 
 // colSum applies colSumOp to x of the given rank.
@@ -52,20 +54,9 @@ func (op *colSumOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, err
 	y := op.out.get(prealloc, x.Dtype(), tensor.Shape{d}, in)
 	switch x.Dtype() {
 	case tensor.Float32:
-		colSumKernel(data[float32](y), data[float32](x), &op.ws)
+		kernel.ColSum(data[float32](y), data[float32](x), &op.ws)
 	case tensor.Float64:
-		colSumKernel(data[float64](y), data[float64](x), &op.ws)
+		kernel.ColSum(data[float64](y), data[float64](x), &op.ws)
 	}
 	return y, nil
-}
-
-// colSumKernel writes y[j] = sum over rows r of x[r*len(y)+j], with partial sums in ws.
-func colSumKernel[T Float](y, x []T, ws *workspace) {
-	d := len(y)
-	n := len(x) / d
-	colSums(y, n, scratch[T](ws, 1, colSumsLen(n, d))[0], func(acc []T, r int) {
-		for j, v := range x[r*d : (r+1)*d] {
-			acc[j] += v
-		}
-	})
 }

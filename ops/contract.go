@@ -6,6 +6,8 @@ import (
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"lipformer/kernel"
 )
 
 // Contract scales x by min(1, c / ub), with ub a positive scalar node (a Lipschitz upper
@@ -86,9 +88,9 @@ func (op *contractOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, e
 		y := op.out.get(prealloc, x.Dtype(), x.Shape(), in)
 		switch x.Dtype() {
 		case tensor.Float32:
-			scaleKernel(data[float32](y), data[float32](x), float32(s))
+			kernel.Scale(data[float32](y), data[float32](x), float32(s))
 		case tensor.Float64:
-			scaleKernel(data[float64](y), data[float64](x), s)
+			kernel.Scale(data[float64](y), data[float64](x), s)
 		}
 		return y, nil
 	}
@@ -101,9 +103,9 @@ func (op *contractOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, e
 		var xy float64
 		switch x.Dtype() {
 		case tensor.Float32:
-			xy = dot(data[float32](x), data[float32](dy))
+			xy = kernel.Dot(data[float32](x), data[float32](dy))
 		case tensor.Float64:
-			xy = dot(data[float64](x), data[float64](dy))
+			xy = kernel.Dot(data[float64](x), data[float64](dy))
 		}
 		g = -op.c / (ub * ub) * xy
 	}
@@ -124,20 +126,4 @@ func (op *contractOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
 	}
 	dub, err := G.ApplyOp(newContractOp(op.c, op.dims, true), in[0], in[1], grad)
 	return G.Nodes{dx, dub}, err
-}
-
-// scaleKernel writes y = s x.
-func scaleKernel[T Float](y, x []T, s T) {
-	for i, v := range x {
-		y[i] = s * v
-	}
-}
-
-// dot is the inner product of two vectors, accumulated in float64.
-func dot[T Float](a, b []T) float64 {
-	var s float64
-	for i := range a {
-		s += float64(a[i]) * float64(b[i])
-	}
-	return s
 }

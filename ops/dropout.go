@@ -6,6 +6,8 @@ import (
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"lipformer/kernel"
 )
 
 // DropoutMask is the mask of one dropout site: an input of the graph holding 0 for dropped
@@ -55,7 +57,7 @@ func (d *DropoutMask) Resample(seed, stream uint64) {
 }
 
 // fillMask sets each element to 0 with probability p and to keep otherwise.
-func fillMask[T Float](v []T, rng *rand.Rand, p float64, keep T) {
+func fillMask[T kernel.Float](v []T, rng *rand.Rand, p float64, keep T) {
 	for i := range v {
 		if rng.Float64() < p {
 			v[i] = 0

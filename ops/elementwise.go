@@ -6,6 +6,8 @@ import (
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"lipformer/kernel"
 )
 
 // Add is the elementwise sum a + b of two tensors of one shape: the residual connection of
@@ -73,11 +75,15 @@ func (op *binaryOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, err
 		return nil, fmt.Errorf("%s: inputs %v and %v", op.name, a.Shape(), b.Shape())
 	}
 	y := op.out.get(prealloc, a.Dtype(), a.Shape(), in)
-	switch a.Dtype() {
-	case tensor.Float32:
-		binaryKernel(data[float32](y), data[float32](a), data[float32](b), op.mul)
-	case tensor.Float64:
-		binaryKernel(data[float64](y), data[float64](a), data[float64](b), op.mul)
+	switch {
+	case a.Dtype() == tensor.Float32 && op.mul:
+		kernel.Mul(data[float32](y), data[float32](a), data[float32](b))
+	case a.Dtype() == tensor.Float32:
+		kernel.Add(data[float32](y), data[float32](a), data[float32](b))
+	case op.mul:
+		kernel.Mul(data[float64](y), data[float64](a), data[float64](b))
+	default:
+		kernel.Add(data[float64](y), data[float64](a), data[float64](b))
 	}
 	return y, nil
 }
@@ -92,20 +98,4 @@ func (op *binaryOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
 	}
 	dx, err := mulMask(grad, in[1])
 	return G.Nodes{dx, nil}, err
-}
-
-// binaryKernel writes y = a + b, or a * b with mul, in parallel chunks.
-func binaryKernel[T Float](y, a, b []T, mul bool) {
-	parallelFor(len(a), 1, func(_, lo, hi int) {
-		ar, br, yr := a[lo:hi], b[lo:hi], y[lo:hi]
-		if mul {
-			for i, v := range ar {
-				yr[i] = v * br[i]
-			}
-			return
-		}
-		for i, v := range ar {
-			yr[i] = v + br[i]
-		}
-	})
 }

@@ -1,81 +1,15 @@
 package ops
 
 import (
-	"math"
-
 	G "gorgonia.org/gorgonia"
+
+	"lipformer/kernel"
 )
 
 // ELU is the exponential linear unit with alpha = 1: x for x > 0, e^x - 1 otherwise. Its
 // derivative lies in (0, 1], so it is 1-Lipschitz, and it is continuously differentiable:
-// the activation of the spectrally normalised MLP of invertible blocks (docs/math.md, "Contraction and inversion").
-func ELU(x *G.Node) (*G.Node, error) { return eluFn().apply(x) }
-
-// eluFn is ELU as a pointwise function, for the op and for ELUInto.
-func eluFn() pointwise { return pointwise{"ELU", elu, eluDeriv, elu32, eluGrad32} }
-
-// elu is x for x > 0 and e^x - 1 otherwise.
-func elu(x float64) float64 {
-	if x > 0 {
-		return x
-	}
-	return math.Expm1(x)
-}
-
-// eluDeriv is 1 for x > 0 and e^x otherwise.
-func eluDeriv(x float64) float64 {
-	if x > 0 {
-		return 1
-	}
-	return math.Exp(x)
-}
-
-// elu32 writes y = elu(x) in float32, with e^x - 1 within 1 ulp (0.86 measured): the AVX2
-// kernel where the processor has one, then elu32Go on the rest.
-func elu32(y, x []float32) {
-	y = y[:len(x)]
-	n := eluVec(y, x)
-	elu32Go(y[n:], x[n:])
-}
-
-// elu32Go is elu32 in portable Go, in blocks: expm1Neg32sGo on min(x, 0), then x where
-// x > 0.
-func elu32Go(y, x []float32) {
-	var z [fastBlock]float32
-	y = y[:len(x)]
-	for lo := 0; lo < len(x); lo += fastBlock {
-		xb, yb := x[lo:min(lo+fastBlock, len(x))], y[lo:min(lo+fastBlock, len(x))]
-		zb := z[:len(xb)]
-		expm1Neg32sGo(zb, xb)
-		for i, v := range xb {
-			if v > 0 {
-				zb[i] = v
-			}
-		}
-		copy(yb, zb)
-	}
-}
-
-// eluGrad32 writes dx = dy * elu'(x) in float32, with e^x within 1e-7 relative: the AVX2
-// kernel where the processor has one, then eluGrad32Go on the rest. dx may be dy.
-func eluGrad32(dx, x, dy []float32) {
-	dx, dy = dx[:len(x)], dy[:len(x)]
-	n := eluGradVec(dx, x, dy)
-	eluGrad32Go(dx[n:], x[n:], dy[n:])
-}
-
-// eluGrad32Go is eluGrad32 in portable Go, in blocks: expNeg32sGo on x (positive x count
-// as 0, so e^x = 1 there, elu's derivative).
-func eluGrad32Go(dx, x, dy []float32) {
-	var e [fastBlock]float32
-	dx, dy = dx[:len(x)], dy[:len(x)]
-	for lo := 0; lo < len(x); lo += fastBlock {
-		hi := min(lo+fastBlock, len(x))
-		xb, dxb, dyb := x[lo:hi], dx[lo:hi], dy[lo:hi]
-		eb := e[:len(xb)]
-		expNeg32sGo(eb, xb)
-		for i, d := range eb {
-			dxb[i] = dyb[i] * d
-		}
-	}
+// the activation of the spectrally normalised MLP of invertible blocks (docs/math.md,
+// "Contraction and inversion"). It is computed by kernel.ELU and kernel.ELUGrad.
+func ELU(x *G.Node) (*G.Node, error) {
+	return pointwise{"ELU", kernel.ELU[float32], kernel.ELU[float64], kernel.ELUGrad[float32], kernel.ELUGrad[float64]}.apply(x)
 }

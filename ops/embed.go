@@ -6,6 +6,8 @@ import (
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"lipformer/kernel"
 )
 
 // Embed gathers rows of a table: table (V, D) and ids an Int vector (N) with entries in
@@ -95,9 +97,9 @@ func (op *embedOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, erro
 		y := op.out.get(prealloc, table.Dtype(), tensor.Shape{len(ids), d}, in)
 		switch table.Dtype() {
 		case tensor.Float32:
-			gatherKernel(data[float32](y), data[float32](table), ids, d)
+			kernel.Gather(data[float32](y), data[float32](table), ids, d)
 		case tensor.Float64:
-			gatherKernel(data[float64](y), data[float64](table), ids, d)
+			kernel.Gather(data[float64](y), data[float64](table), ids, d)
 		}
 		return y, nil
 	}
@@ -111,9 +113,9 @@ func (op *embedOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, erro
 	dt := op.out.get(prealloc, table.Dtype(), table.Shape(), in)
 	switch table.Dtype() {
 	case tensor.Float32:
-		scatterKernel(data[float32](dt), data[float32](dy), ids, d)
+		kernel.ScatterAdd(data[float32](dt), data[float32](dy), ids, d)
 	case tensor.Float64:
-		scatterKernel(data[float64](dt), data[float64](dy), ids, d)
+		kernel.ScatterAdd(data[float64](dt), data[float64](dy), ids, d)
 	}
 	return dt, nil
 }
@@ -128,30 +130,4 @@ func (op *embedOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
 	}
 	dt, err := G.ApplyOp(&embedOp{baseOp: baseOp{name: "EmbedGrad"}, grad: true}, in[0], in[1], grad)
 	return G.Nodes{dt, nil}, err
-}
-
-// gatherKernel writes y[r] = table[ids[r]] for rows of width d, in parallel.
-func gatherKernel[T Float](y, table []T, ids []int, d int) {
-	parallelFor(len(ids), d, func(_, lo, hi int) {
-		for r := lo; r < hi; r++ {
-			copy(y[r*d:(r+1)*d], table[ids[r]*d:(ids[r]+1)*d])
-		}
-	})
-}
-
-// scatterKernel writes dt = 0 and then dt[ids[r]] += dy[r] for every row r in order, each
-// goroutine owning a band of the d columns.
-func scatterKernel[T Float](dt, dy []T, ids []int, d int) {
-	rows := len(dt) / d
-	parallelFor(d, rows+len(ids), func(_, lo, hi int) {
-		for r := 0; r < rows; r++ {
-			clear(dt[r*d+lo : r*d+hi])
-		}
-		for r, id := range ids {
-			dst, src := dt[id*d+lo:id*d+hi], dy[r*d+lo:r*d+hi]
-			for j, v := range src {
-				dst[j] += v
-			}
-		}
-	})
 }

@@ -1,7 +1,6 @@
 package ops
 
 import (
-	"runtime"
 	"testing"
 
 	G "gorgonia.org/gorgonia"
@@ -32,36 +31,6 @@ func TestEmbedGradient(t *testing.T) {
 		return Embed(in[0], in[1])
 	}, []gradcheck.Input{{Name: "table", Value: gradcheck.Rand(2, 1, 4, 3)}, {Name: "ids", Value: embedIDs(), NoGrad: true}}, 3, 1e-5)
 	assertGrad(t, "embed", res, err)
-}
-
-// TestScatterKernelWide: on a table wide enough for the scatter to split its columns
-// across goroutines, the gradient equals a serial scatter-add.
-func TestScatterKernelWide(t *testing.T) {
-	const v, d, n = 5, 256, 300
-	ids := make([]int, n)
-	for i := range ids {
-		ids[i] = (i * 7) % 4 // row 4 unused
-	}
-	dy := gradcheck.Rand(3, 1, n, d).Data().([]float64)
-	if workers(d, v+n) < 2 && runtime.GOMAXPROCS(0) > 1 {
-		t.Fatalf("the case is too small to be split")
-	}
-	got := make([]float64, v*d)
-	for i := range got {
-		got[i] = 7 // stale values must be cleared
-	}
-	scatterKernel(got, dy, ids, d)
-	want := make([]float64, v*d)
-	for r, id := range ids {
-		for j := 0; j < d; j++ {
-			want[id*d+j] += dy[r*d+j]
-		}
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("element %d: got %v, want %v", i, got[i], want[i])
-		}
-	}
 }
 
 func TestEmbedRejectsBadIDs(t *testing.T) {

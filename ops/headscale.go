@@ -7,6 +7,8 @@ import (
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"lipformer/kernel"
 )
 
 // HeadScale multiplies column block h of w (D, D'), the columns h*d..(h+1)*d of head h, by
@@ -112,7 +114,7 @@ func (op *headScaleOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
 
 // headScaleKernel computes, with f_h = exp(p s_h): part 0, w f; part 1, g f; part 2,
 // p f_h sum over head h's block of g w (accumulated in float64).
-func headScaleKernel[T Float](op *headScaleOp, out []T, in [][]T, shape tensor.Shape) {
+func headScaleKernel[T kernel.Float](op *headScaleOp, out []T, in [][]T, shape tensor.Shape) {
 	rows, cols := shape[0], shape[1]
 	s := in[1]
 	hd := cols / len(s)

@@ -7,6 +7,8 @@ import (
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"lipformer/kernel"
 )
 
 // L2BoundInf is the inf-norm Lipschitz upper bound of tied L2 multihead attention on
@@ -142,7 +144,7 @@ func (op *l2BoundOp) Do(in ...G.Value) (G.Value, error) {
 
 // l2BoundDo is Do for weights w of element type T: the bound as a scalar, or g times its
 // gradient with respect to w[op.part] in the kept buffer.
-func l2BoundDo[T Float](op *l2BoundOp, w []*tensor.Dense, in []G.Value, g float64) (G.Value, error) {
+func l2BoundDo[T kernel.Float](op *l2BoundOp, w []*tensor.Dense, in []G.Value, g float64) (G.Value, error) {
 	wq, wv, wo, d := data[T](w[0]), data[T](w[1]), data[T](w[2]), w[0].Shape()[0]
 	var f boundFactors[T]
 	switch op.form {
@@ -165,7 +167,7 @@ func l2BoundDo[T Float](op *l2BoundOp, w []*tensor.Dense, in []G.Value, g float6
 }
 
 // boundFactors is a bound evaluated at weights of element type T, with its subgradient.
-type boundFactors[T Float] interface {
+type boundFactors[T kernel.Float] interface {
 	value() float64
 	// grad writes g times the subgradient with respect to wq (0), wv (1) or wo (2) into out.
 	grad(out []T, part int, g float64)
@@ -188,7 +190,7 @@ func (op *l2BoundOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
 
 // l2KimBound holds the factors of Kim et al.'s bound and where their maxima are attained,
 // for weights of element type T; every factor is accumulated in float64.
-type l2KimBound[T Float] struct {
+type l2KimBound[T kernel.Float] struct {
 	wq, wv, wo []T     // (D, D) each
 	d, hd      int     // D and the head width
 	k          float64 // 4 phiInv + 1/sqrt(d)
@@ -205,7 +207,7 @@ type l2KimBound[T Float] struct {
 func (b l2KimBound[T]) value() float64 { return b.bound }
 
 // l2BoundFactors evaluates Kim et al.'s bound for (D, D) weights.
-func l2BoundFactors[T Float](wq, wv, wo []T, d, heads int, phiInv float64) l2KimBound[T] {
+func l2BoundFactors[T kernel.Float](wq, wv, wo []T, d, heads int, phiInv float64) l2KimBound[T] {
 	b := l2KimBound[T]{wq: wq, wv: wv, wo: wo, d: d, hd: d / heads}
 	b.k = 4*phiInv + 1/math.Sqrt(float64(b.hd))
 	b.o, b.oCol = maxColSum(wo, d, 0, d)
@@ -255,7 +257,7 @@ func (b l2KimBound[T]) grad(out []T, part int, g float64) {
 }
 
 // sign is the sign of x as -1, 0 or 1.
-func sign[T Float](x T) float64 {
+func sign[T kernel.Float](x T) float64 {
 	switch {
 	case x > 0:
 		return 1
@@ -267,7 +269,7 @@ func sign[T Float](x T) float64 {
 
 // maxColSum is the largest absolute column sum of columns lo..hi of a (d, d) matrix, and
 // its column.
-func maxColSum[T Float](w []T, d, lo, hi int) (float64, int) {
+func maxColSum[T kernel.Float](w []T, d, lo, hi int) (float64, int) {
 	best, col := -1.0, lo
 	for j := lo; j < hi; j++ {
 		var s float64
@@ -283,7 +285,7 @@ func maxColSum[T Float](w []T, d, lo, hi int) (float64, int) {
 
 // maxRowSum is the largest absolute row sum over columns lo..hi of a (d, d) matrix, and its
 // row.
-func maxRowSum[T Float](w []T, d, lo, hi int) (float64, int) {
+func maxRowSum[T kernel.Float](w []T, d, lo, hi int) (float64, int) {
 	best, row := -1.0, 0
 	for i := 0; i < d; i++ {
 		var s float64

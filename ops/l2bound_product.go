@@ -1,10 +1,14 @@
 package ops
 
-import "math"
+import (
+	"math"
+
+	"lipformer/kernel"
+)
 
 // l2ProductBound holds the product bound of tied L2 attention at weights of element type T
 // and where its maxima are attained; everything is accumulated in float64.
-type l2ProductBound[T Float] struct {
+type l2ProductBound[T kernel.Float] struct {
 	wq, wv, wo []T       // (D, D) each
 	d, hd      int       // D and the head width
 	k          float64   // 4 sqrt(hd) phiInv + 1
@@ -17,7 +21,7 @@ type l2ProductBound[T Float] struct {
 }
 
 // l2ProductFactors evaluates the product bound for (D, D) weights.
-func l2ProductFactors[T Float](wq, wv, wo []T, d, heads int, phiInv float64) l2ProductBound[T] {
+func l2ProductFactors[T kernel.Float](wq, wv, wo []T, d, heads int, phiInv float64) l2ProductBound[T] {
 	hd := d / heads
 	b := l2ProductBound[T]{wq: wq, wv: wv, wo: wo, d: d, hd: hd, k: 4*math.Sqrt(float64(hd))*phiInv + 1,
 		m: make([]float64, heads*hd*hd), a: make([]float64, heads), aCol: make([]int, heads)}

@@ -8,6 +8,7 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"lipformer/kernel"
 	"lipformer/lipschitz"
 )
 
@@ -140,7 +141,7 @@ func (op *tok2Op) Do(in ...G.Value) (G.Value, error) {
 }
 
 // tok2Do is Do for element type T.
-func tok2Do[T Float](op *tok2Op, w []*tensor.Dense, in []G.Value, g float64) G.Value {
+func tok2Do[T kernel.Float](op *tok2Op, w []*tensor.Dense, in []G.Value, g float64) G.Value {
 	var bias []T
 	if op.bias {
 		bias = data[T](w[7])
@@ -205,7 +206,7 @@ func (op *tok2Op) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
 
 // tok2Bound holds the token-norm bound at weights of element type T; everything is
 // accumulated in float64.
-type tok2Bound[T Float] struct {
+type tok2Bound[T kernel.Float] struct {
 	wq, wv, wo, uq, vq, un, vn []T
 	bias                       []T // (H, T) or nil
 	d, hd, n                   int
@@ -218,7 +219,7 @@ type tok2Bound[T Float] struct {
 }
 
 // tok2Factors evaluates the bound.
-func tok2Factors[T Float](wq, wv, wo, uq, vq, un, vn, bias []T, d, heads, n int) tok2Bound[T] {
+func tok2Factors[T kernel.Float](wq, wv, wo, uq, vq, un, vn, bias []T, d, heads, n int) tok2Bound[T] {
 	hd := d / heads
 	b := tok2Bound[T]{wq: wq, wv: wv, wo: wo, uq: uq, vq: vq, un: un, vn: vn, bias: bias, d: d, hd: hd, n: n,
 		k: make([]float64, heads), mass: make([]float64, heads), m: make([]float64, heads*hd*hd), s: make([]float64, heads)}

@@ -7,6 +7,8 @@ import (
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"lipformer/kernel"
 )
 
 // L2Values maps the query and value weights of tied L2 attention, wq and wv (D, D) with
@@ -31,11 +33,11 @@ type l2ValuesOp struct {
 	baseOp
 	heads int
 	part  int
-	ws    workspace
+	ws    kernel.Workspace
 }
 
 func newL2ValuesOp(heads, part int) *l2ValuesOp {
-	return &l2ValuesOp{baseOp{name: fmt.Sprintf("L2Values{H=%d,part=%d}", heads, part)}, heads, part, workspace{}}
+	return &l2ValuesOp{baseOp{name: fmt.Sprintf("L2Values{H=%d,part=%d}", heads, part)}, heads, part, kernel.Workspace{}}
 }
 
 // Arity is 2 forward, 3 backward.
@@ -91,7 +93,7 @@ func (op *l2ValuesOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
 }
 
 // floats returns the data of each tensor as []T.
-func floats[T Float](ts []*tensor.Dense) [][]T {
+func floats[T kernel.Float](ts []*tensor.Dense) [][]T {
 	out := make([][]T, len(ts))
 	for i, t := range ts {
 		out[i] = data[T](t)
@@ -101,45 +103,28 @@ func floats[T Float](ts []*tensor.Dense) [][]T {
 
 // l2ValuesKernel computes, per head with s = 1/sqrt(d), B = Wq^T Wv (d, d) and G the
 // gradient block: part 0, Wq B s; part 1, s (G B^T + Wv G^T Wq); part 2, s Wq (Wq^T G).
-func l2ValuesKernel[T Float](op *l2ValuesOp, out []T, in [][]T, shape tensor.Shape) {
+func l2ValuesKernel[T kernel.Float](op *l2ValuesOp, out []T, in [][]T, shape tensor.Shape) {
 	rows, cols := shape[0], shape[1]
 	d := cols / op.heads
 	s := T(1 / math.Sqrt(float64(d)))
-	b := scratch[T](&op.ws, 1, 2*d*d)[0] // (d, d) twice
+	b := kernel.Scratch[T](&op.ws, 1, 2*d*d)[0] // (d, d) twice
 	b1, b2 := b[:d*d], b[d*d:]
 	for h := 0; h < op.heads; h++ {
 		wq, wv, o := in[0][h*d:], in[1][h*d:], out[h*d:]
 		switch op.part {
 		case 0:
-			gemm(true, false, d, d, rows, 1, wq, cols, wv, cols, 0, b1, d)
-			gemm(false, false, rows, d, d, s, wq, cols, b1, d, 0, o, cols)
+			kernel.Gemm(true, false, d, d, rows, 1, wq, cols, wv, cols, 0, b1, d)
+			kernel.Gemm(false, false, rows, d, d, s, wq, cols, b1, d, 0, o, cols)
 		case 1:
 			g := in[2][h*d:]
-			gemm(true, false, d, d, rows, 1, wq, cols, wv, cols, 0, b1, d)
-			gemm(true, false, d, d, rows, 1, g, cols, wq, cols, 0, b2, d)
-			gemm(false, true, rows, d, d, s, g, cols, b1, d, 0, o, cols)
-			gemm(false, false, rows, d, d, s, wv, cols, b2, d, 1, o, cols)
+			kernel.Gemm(true, false, d, d, rows, 1, wq, cols, wv, cols, 0, b1, d)
+			kernel.Gemm(true, false, d, d, rows, 1, g, cols, wq, cols, 0, b2, d)
+			kernel.Gemm(false, true, rows, d, d, s, g, cols, b1, d, 0, o, cols)
+			kernel.Gemm(false, false, rows, d, d, s, wv, cols, b2, d, 1, o, cols)
 		case 2:
 			g := in[2][h*d:]
-			gemm(true, false, d, d, rows, 1, wq, cols, g, cols, 0, b1, d)
-			gemm(false, false, rows, d, d, s, wq, cols, b1, d, 0, o, cols)
+			kernel.Gemm(true, false, d, d, rows, 1, wq, cols, g, cols, 0, b1, d)
+			kernel.Gemm(false, false, rows, d, d, s, wq, cols, b1, d, 0, o, cols)
 		}
 	}
-}
-
-// L2Mix returns tied L2 attention's value maps M_h = (W^{Q,h})^T W^{V,h} / sqrt(d), (H, d, d),
-// for wq and wv (D, D') with head h in columns h*d..(h+1)*d (docs/math.md, "Bounds of tied L2 attention"). Head h of the
-// attention is P Q_h M_h, so that an incremental decoder needs to keep only the queries
-// Q_h = X W^{Q,h} of past positions: L2Values(wq, wv) is wq's column blocks times these.
-func L2Mix[T Float](wq, wv []T, rows, cols, heads int) ([]T, error) {
-	if rows < 1 || cols < 1 || heads < 1 || cols%heads != 0 || len(wq) != rows*cols || len(wv) != rows*cols {
-		return nil, fmt.Errorf("l2 mix: wq of %d and wv of %d elements as (%d, %d) with %d heads, want both (D, D'), D' a multiple of the heads", len(wq), len(wv), rows, cols, heads)
-	}
-	d := cols / heads
-	s := T(1 / math.Sqrt(float64(d)))
-	out := make([]T, heads*d*d)
-	for h := range heads {
-		gemm(true, false, d, d, rows, s, wq[h*d:], cols, wv[h*d:], cols, 0, out[h*d*d:], d)
-	}
-	return out, nil
 }

@@ -2,11 +2,12 @@ package ops
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"lipformer/kernel"
 )
 
 // LayerNorm normalises every row of x (..., D) over its D features and applies a gain and a
@@ -66,9 +67,9 @@ func (op *layerNormOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, 
 	y := op.out.get(prealloc, x.Dtype(), x.Shape(), in)
 	switch x.Dtype() {
 	case tensor.Float32:
-		layerNormKernel(data[float32](y), data[float32](x), data[float32](gamma), data[float32](beta), op.eps)
+		kernel.LayerNormRows(data[float32](y), data[float32](x), data[float32](gamma), data[float32](beta), op.eps)
 	case tensor.Float64:
-		layerNormKernel(data[float64](y), data[float64](x), data[float64](gamma), data[float64](beta), op.eps)
+		kernel.LayerNormRows(data[float64](y), data[float64](x), data[float64](gamma), data[float64](beta), op.eps)
 	}
 	return y, nil
 }
@@ -97,7 +98,7 @@ type layerNormGradOp struct {
 	eps  float64
 	dims int // rank of x
 	gain bool
-	ws   workspace // partial sums of the gain's gradient
+	ws   kernel.Workspace // partial sums of the gain's gradient
 }
 
 // Arity is 3: x, gamma, dy.
@@ -137,11 +138,20 @@ func (op *layerNormGradOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Val
 	d := op.out.get(prealloc, x.Dtype(), shape, in)
 	switch x.Dtype() {
 	case tensor.Float32:
-		layerNormGradKernel(data[float32](d), data[float32](x), data[float32](gamma), data[float32](dy), op.eps, op.gain, &op.ws)
+		layerNormGrad(op, data[float32](d), data[float32](x), data[float32](gamma), data[float32](dy))
 	case tensor.Float64:
-		layerNormGradKernel(data[float64](d), data[float64](x), data[float64](gamma), data[float64](dy), op.eps, op.gain, &op.ws)
+		layerNormGrad(op, data[float64](d), data[float64](x), data[float64](gamma), data[float64](dy))
 	}
 	return d, nil
+}
+
+// layerNormGrad writes the gradient of x, or with op.gain of gamma, into out.
+func layerNormGrad[T kernel.Float](op *layerNormGradOp, out, x, gamma, dy []T) {
+	if op.gain {
+		kernel.LayerNormGainGrad(out, x, dy, op.eps, &op.ws)
+		return
+	}
+	kernel.LayerNormGrad(out, x, gamma, dy, op.eps)
 }
 
 // layerNormInputs returns the three dense inputs of a LayerNorm op or of its gradient.
@@ -154,78 +164,4 @@ func layerNormInputs(op string, in []G.Value) (a, b, c *tensor.Dense, err error)
 	}
 	c, err = dense(op, in, 2)
 	return
-}
-
-// rowStats returns the mean and 1/sqrt(var + eps) of a row, summed in float64 (for
-// float32 rows by the vector kernels where the processor has them, rowsums_amd64.s).
-func rowStats[T Float](row []T, eps float64) (mean, rstd float64) {
-	var done int
-	if r32, ok := any(row).([]float32); ok {
-		mean, done = sumVec(r32)
-	}
-	for _, v := range row[done:] {
-		mean += float64(v)
-	}
-	mean /= float64(len(row))
-	var variance float64
-	if r32, ok := any(row).([]float32); ok {
-		variance, done = sqDevVec(r32, mean)
-	}
-	for _, v := range row[done:] {
-		c := float64(v) - mean
-		variance += c * c
-	}
-	variance /= float64(len(row))
-	return mean, 1 / math.Sqrt(variance+eps)
-}
-
-// layerNormKernel writes y = gamma * xhat + beta row by row, in parallel.
-func layerNormKernel[T Float](y, x, gamma, beta []T, eps float64) {
-	d := len(gamma)
-	parallelFor(len(x)/d, d, func(_, lo, hi int) {
-		for r := lo; r < hi; r++ {
-			xr, yr := x[r*d:(r+1)*d], y[r*d:(r+1)*d]
-			mean, rstd := rowStats(xr, eps)
-			for j, v := range xr {
-				yr[j] = T((float64(v)-mean)*rstd)*gamma[j] + beta[j]
-			}
-		}
-	})
-}
-
-// layerNormGradKernel writes, with xhat the normalised row and g = dy * gamma, either
-// dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) row by row, or (gain) the column sums
-// of dy * xhat, with partial sums in ws. Rows are processed in parallel.
-func layerNormGradKernel[T Float](out, x, gamma, dy []T, eps float64, gain bool, ws *workspace) {
-	d := len(gamma)
-	n := len(x) / d
-	if gain {
-		colSums(out, n, scratch[T](ws, 1, colSumsLen(n, d))[0], func(acc []T, r int) {
-			xr, dyr := x[r*d:(r+1)*d], dy[r*d:(r+1)*d]
-			mean, rstd := rowStats(xr, eps)
-			for j, v := range xr {
-				acc[j] += T(float64(dyr[j]) * (float64(v) - mean) * rstd)
-			}
-		})
-		return
-	}
-	parallelFor(n, d, func(_, lo, hi int) {
-		for r := lo; r < hi; r++ {
-			xr, dyr := x[r*d:(r+1)*d], dy[r*d:(r+1)*d]
-			mean, rstd := rowStats(xr, eps)
-			var mg, mgx float64
-			for j, v := range xr {
-				g := float64(dyr[j]) * float64(gamma[j])
-				mg += g
-				mgx += g * (float64(v) - mean) * rstd
-			}
-			mg /= float64(d)
-			mgx /= float64(d)
-			dxr := out[r*d : (r+1)*d]
-			for j, v := range xr {
-				g := float64(dyr[j]) * float64(gamma[j])
-				dxr[j] = T(rstd * (g - mg - (float64(v)-mean)*rstd*mgx))
-			}
-		}
-	})
 }

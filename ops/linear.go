@@ -7,6 +7,8 @@ import (
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"lipformer/kernel"
 )
 
 // Linear is x [w_1 | ... | w_k] + b: x (N, In), each weight w_i (In, Out_i), and b a
@@ -219,7 +221,7 @@ func (op *linearOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, err
 // linearKernel computes op's result into y from its inputs ts, by matrix products on the
 // blocks in place (row-major, strided). A weight w_i is (In, Out_i), or (Out_i, In) with
 // op.trans.
-func linearKernel[T Float](op *linearOp, y *tensor.Dense, ts []*tensor.Dense) {
+func linearKernel[T kernel.Float](op *linearOp, y *tensor.Dense, ts []*tensor.Dense) {
 	out := data[T](y)
 	switch op.mode {
 	case linearForward: // y_i = x w_i, or x w_i^T
@@ -228,7 +230,7 @@ func linearKernel[T Float](op *linearOp, y *tensor.Dense, ts []*tensor.Dense) {
 		var beta T
 		if op.bias { // every row starts as b, the products add to it
 			b := data[T](ts[op.k+1])
-			parallelFor(n, cols, func(_, lo, hi int) {
+			kernel.ParallelFor(n, cols, func(_, lo, hi int) {
 				for r := lo; r < hi; r++ {
 					copy(out[r*cols:(r+1)*cols], b)
 				}
@@ -238,7 +240,7 @@ func linearKernel[T Float](op *linearOp, y *tensor.Dense, ts []*tensor.Dense) {
 		off := 0
 		for _, w := range ts[1 : op.k+1] {
 			wc := op.outWidth(w.Shape())
-			gemm(false, op.trans, n, wc, in, 1, data[T](x), in, data[T](w), w.Shape()[1], beta, out[off:], cols)
+			kernel.Gemm(false, op.trans, n, wc, in, 1, data[T](x), in, data[T](w), w.Shape()[1], beta, out[off:], cols)
 			off += wc
 		}
 	case linearGradX: // dx = sum_i dy_i w_i^T, or dy_i w_i
@@ -251,17 +253,17 @@ func linearKernel[T Float](op *linearOp, y *tensor.Dense, ts []*tensor.Dense) {
 			if i > 0 {
 				beta = 1
 			}
-			gemm(false, !op.trans, n, in, wc, 1, data[T](dy)[off:], cols, data[T](w), w.Shape()[1], beta, out, in)
+			kernel.Gemm(false, !op.trans, n, in, wc, 1, data[T](dy)[off:], cols, data[T](w), w.Shape()[1], beta, out, in)
 			off += wc
 		}
 	case linearGradW: // dw = x^T dy_i, or dy_i^T x
 		x, dy := ts[0], ts[1]
 		n, in, cols := x.Shape()[0], x.Shape()[1], dy.Shape()[1]
 		if op.trans {
-			gemm(true, false, op.n, in, n, 1, data[T](dy)[op.off:], cols, data[T](x), in, 0, out, in)
+			kernel.Gemm(true, false, op.n, in, n, 1, data[T](dy)[op.off:], cols, data[T](x), in, 0, out, in)
 			return
 		}
-		gemm(true, false, in, op.n, n, 1, data[T](x), in, data[T](dy)[op.off:], cols, 0, out, op.n)
+		kernel.Gemm(true, false, in, op.n, n, 1, data[T](x), in, data[T](dy)[op.off:], cols, 0, out, op.n)
 	}
 }
 

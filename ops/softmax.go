@@ -2,11 +2,12 @@ package ops
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"lipformer/kernel"
 )
 
 // Softmax is the softmax of x over its last axis, max-shifted per row so that rows far from
@@ -60,9 +61,9 @@ func (op *softmaxOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, er
 	n := x.Shape()[x.Dims()-1]
 	switch x.Dtype() {
 	case tensor.Float32:
-		softmaxRows(data[float32](y), data[float32](x), n, op.causal)
+		kernel.SoftmaxRows(data[float32](y), data[float32](x), n, op.causal)
 	case tensor.Float64:
-		softmaxRows(data[float64](y), data[float64](x), n, op.causal)
+		kernel.SoftmaxRows(data[float64](y), data[float64](x), n, op.causal)
 	}
 	return y, nil
 }
@@ -107,84 +108,9 @@ func (op *softmaxGradOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value
 	n := y.Shape()[y.Dims()-1]
 	switch y.Dtype() {
 	case tensor.Float32:
-		softmaxGradRows(data[float32](dx), data[float32](y), data[float32](dy), n)
+		kernel.SoftmaxGradRows(data[float32](dx), data[float32](y), data[float32](dy), n)
 	case tensor.Float64:
-		softmaxGradRows(data[float64](dx), data[float64](y), data[float64](dy), n)
+		kernel.SoftmaxGradRows(data[float64](dx), data[float64](y), data[float64](dy), n)
 	}
 	return dx, nil
-}
-
-// softmaxRows writes the softmax of every length-n row of x into y, in parallel over rows.
-// With causal, row r of each (n, n) block keeps columns 0..r%n and the rest of its row is
-// zero.
-func softmaxRows[T Float](y, x []T, n int, causal bool) {
-	parallelFor(len(x)/n, n, func(_, lo, hi int) {
-		for r := lo; r < hi; r++ {
-			keep := n
-			if causal {
-				keep = r%n + 1
-			}
-			softmaxRow(y[r*n:(r+1)*n], x[r*n:(r+1)*n], keep)
-		}
-	})
-}
-
-// softmaxRow writes the softmax of x[:keep] into y[:keep] and zeros into y[keep:]. The
-// exponentials and their sum are computed in float64, or for float32 rows as expNeg32
-// computes them, summed in float64, by the vector kernels where the processor has them.
-func softmaxRow[T Float](y, x []T, keep int) {
-	var sum float64
-	if y32, ok := any(y).([]float32); ok {
-		x32, y32 := any(x).([]float32)[:keep], y32[:keep]
-		m, done := maxVec(x32)
-		if done == 0 {
-			m = x32[0]
-		}
-		for _, v := range x32[done:] {
-			if v > m {
-				m = v
-			}
-		}
-		sum, done = expShiftSumVec(y32, x32, m)
-		for j, v := range x32[done:] {
-			y32[done+j] = v - m
-		}
-		expNeg32sGo(y32[done:], y32[done:])
-		for _, e := range y32[done:] {
-			sum += float64(e)
-		}
-	} else {
-		m := x[0]
-		for _, v := range x[1:keep] {
-			if v > m {
-				m = v
-			}
-		}
-		for j, v := range x[:keep] {
-			e := math.Exp(float64(v - m))
-			y[j] = T(e)
-			sum += e
-		}
-	}
-	inv := T(1 / sum)
-	for j := range y[:keep] {
-		y[j] *= inv
-	}
-	clear(y[keep:])
-}
-
-// softmaxGradRows writes dx = y * (dy - <y, dy>) for every length-n row, in parallel.
-func softmaxGradRows[T Float](dx, y, dy []T, n int) {
-	parallelFor(len(y)/n, n, func(_, lo, hi int) {
-		for r := lo; r < hi; r++ {
-			yr, dyr, dxr := y[r*n:(r+1)*n], dy[r*n:(r+1)*n], dx[r*n:(r+1)*n]
-			var dot float64
-			for j, v := range yr {
-				dot += float64(v) * float64(dyr[j])
-			}
-			for j, v := range yr {
-				dxr[j] = v * (dyr[j] - T(dot))
-			}
-		}
-	})
 }

@@ -7,6 +7,8 @@ import (
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"lipformer/kernel"
 )
 
 // SpectralNormalize returns c W / sigma for a weight w (In, Out), with sigma = u^T W v the
@@ -104,15 +106,15 @@ func (op *spectralOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
 
 // spectralKernel writes c W / sigma, or its gradient, into out; ts holds w, u, v[, dy] and
 // cols is W's number of columns.
-func spectralKernel[T Float](op *spectralOp, out []T, ts []*tensor.Dense, cols int) error {
+func spectralKernel[T kernel.Float](op *spectralOp, out []T, ts []*tensor.Dense, cols int) error {
 	w, u, v := data[T](ts[0]), data[T](ts[1]), data[T](ts[2])
-	sigma := bilinear(w, u, v, cols)
+	sigma := kernel.Bilinear(w, u, v, cols)
 	if !(sigma > 0) || math.IsInf(sigma, 0) {
 		return fmt.Errorf("%s: spectral norm estimate u^T W v = %g, want finite and > 0 (run power iteration first)", op.name, sigma)
 	}
 	s := T(op.c / sigma)
 	if !op.grad {
-		scaleKernel(out, w, s)
+		kernel.Scale(out, w, s)
 		return nil
 	}
 	dy := data[T](ts[3])
@@ -127,17 +129,4 @@ func spectralKernel[T Float](op *spectralOp, out []T, ts []*tensor.Dense, cols i
 		}
 	}
 	return nil
-}
-
-// bilinear is u^T W v for W (len(u), cols), accumulated in float64.
-func bilinear[T Float](w, u, v []T, cols int) float64 {
-	var s float64
-	for i, ui := range u {
-		var r float64
-		for j, vj := range v {
-			r += float64(w[i*cols+j]) * float64(vj)
-		}
-		s += float64(ui) * r
-	}
-	return s
 }

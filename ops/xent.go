@@ -2,11 +2,12 @@ package ops
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"lipformer/kernel"
 )
 
 // CrossEntropy is the mean negative log-likelihood, in nats, of integer targets under the
@@ -30,7 +31,7 @@ func CrossEntropy(logits, targets *G.Node) (*G.Node, error) {
 // xentOp is the forward op of CrossEntropy.
 type xentOp struct {
 	baseOp
-	ws workspace // the loss of each row
+	ws kernel.Workspace // the loss of each row
 }
 
 // Arity is 2: logits and targets.
@@ -52,14 +53,14 @@ func (op *xentOp) Do(in ...G.Value) (G.Value, error) {
 		return nil, err
 	}
 	v := logits.Shape()[1]
-	rowLoss := scratch[float64](&op.ws, 1, len(targets))[0]
+	rowLoss := kernel.Scratch[float64](&op.ws, 1, len(targets))[0]
 	var sum float64
 	var count int
 	switch logits.Dtype() {
 	case tensor.Float32:
-		sum, count, err = nll(data[float32](logits), targets, v, rowLoss)
+		sum, count, err = kernel.NLL(data[float32](logits), targets, v, rowLoss)
 	case tensor.Float64:
-		sum, count, err = nll(data[float64](logits), targets, v, rowLoss)
+		sum, count, err = kernel.NLL(data[float64](logits), targets, v, rowLoss)
 	}
 	if err != nil {
 		return nil, err
@@ -118,9 +119,9 @@ func (op *xentGradOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, e
 	v := logits.Shape()[1]
 	switch logits.Dtype() {
 	case tensor.Float32:
-		nllGrad(data[float32](d), data[float32](logits), targets, v, g)
+		kernel.NLLGrad(data[float32](d), data[float32](logits), targets, v, g)
 	case tensor.Float64:
-		nllGrad(data[float64](d), data[float64](logits), targets, v, g)
+		kernel.NLLGrad(data[float64](d), data[float64](logits), targets, v, g)
 	}
 	return d, nil
 }
@@ -140,94 +141,4 @@ func xentInputs(op string, in []G.Value) (*tensor.Dense, []int, error) {
 		return nil, nil, fmt.Errorf("%s: targets are %v, want int", op, t.Dtype())
 	}
 	return logits, targets, nil
-}
-
-// nll returns the summed negative log-likelihood of the counted targets and their count,
-// or an error naming a target outside [0, v). Rows are scored in parallel into rowLoss (one
-// element per row) and summed in row order, so the sum does not depend on the number of
-// goroutines.
-func nll[T Float](logits []T, targets []int, v int, rowLoss []float64) (float64, int, error) {
-	count := 0
-	for r, t := range targets {
-		if t >= v {
-			return 0, 0, fmt.Errorf("cross-entropy: target %d of row %d is outside the vocabulary [0, %d)", t, r, v)
-		}
-		if t >= 0 {
-			count++
-		}
-	}
-	parallelFor(len(targets), v, func(_, lo, hi int) {
-		for r := lo; r < hi; r++ {
-			if t := targets[r]; t >= 0 {
-				row := logits[r*v : (r+1)*v]
-				rowLoss[r] = logSumExp(row) - float64(row[t])
-			}
-		}
-	})
-	var sum float64
-	for r, t := range targets {
-		if t >= 0 {
-			sum += rowLoss[r]
-		}
-	}
-	return sum, count, nil
-}
-
-// nllGrad writes g/count * (softmax(row) - onehot(t)) for counted rows, zeros elsewhere,
-// in parallel over rows.
-func nllGrad[T Float](d, logits []T, targets []int, v int, g float64) {
-	count := 0
-	for _, t := range targets {
-		if t >= 0 {
-			count++
-		}
-	}
-	scale := g / float64(count)
-	parallelFor(len(targets), v, func(_, lo, hi int) {
-		for r := lo; r < hi; r++ {
-			t := targets[r]
-			dr := d[r*v : (r+1)*v]
-			if t < 0 || t >= v {
-				clear(dr)
-				continue
-			}
-			row := logits[r*v : (r+1)*v]
-			softmaxRow(dr, row, v)
-			for j := range dr {
-				dr[j] *= T(scale)
-			}
-			dr[t] -= T(scale)
-		}
-	})
-}
-
-// logSumExp is log(sum(exp(row))), max-shifted; float32 rows use expNeg32 and a float32
-// sum.
-func logSumExp[T Float](row []T) float64 {
-	m := row[0]
-	for _, x := range row[1:] {
-		m = max(m, x)
-	}
-	var s float64
-	if r32, ok := any(row).([]float32); ok {
-		m32 := float32(m)
-		var buf [fastBlock]float32
-		var s32 float32 // terms in (0, 1]
-		for lo := 0; lo < len(r32); lo += fastBlock {
-			b := buf[:min(fastBlock, len(r32)-lo)]
-			for j, x := range r32[lo : lo+len(b)] {
-				b[j] = x - m32
-			}
-			expNeg32s(b, b)
-			for _, e := range b {
-				s32 += e
-			}
-		}
-		s = float64(s32)
-	} else {
-		for _, x := range row {
-			s += math.Exp(float64(x - m))
-		}
-	}
-	return float64(m) + math.Log(s)
 }

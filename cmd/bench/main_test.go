@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"lipformer/bench"
-	"lipformer/ops"
+	"lipformer/kernel"
 )
 
 func TestBadFlagsGiveClearErrors(t *testing.T) {
@@ -85,7 +85,7 @@ func TestJSONSmoke(t *testing.T) {
 			t.Fatalf("line %q: %v", line, err)
 		}
 		wantMode := bench.Modes()[i%3]
-		if r.Impl != "go" || r.Config != "tiny" || r.Mode != wantMode || r.Backend != ops.Backend || r.Steps != 1 {
+		if r.Impl != "go" || r.Config != "tiny" || r.Mode != wantMode || r.Backend != kernel.Backend || r.Steps != 1 {
 			t.Errorf("record %d: %+v", i, r)
 		}
 		if !(r.MsMedian > 0) || !(r.GFLOP > 0) || !(r.TokensPerS > 0) || !(r.BytesPerStep > 0) || r.HeapLiveEnd == 0 {
@@ -108,7 +108,7 @@ func TestJSONSmoke(t *testing.T) {
 	if err := run(context.Background(), []string{"-configs", "tiny", "-archs", "l2", "-modes", "eval", "-steps", "1", "-warmup", "0", "-cpuprofile", prof}, &stdout, &stderr); err != nil {
 		t.Fatal(err)
 	}
-	if out := stdout.String(); !strings.Contains(out, "BLAS "+ops.Backend) || !strings.Contains(out, "tiny l2") {
+	if out := stdout.String(); !strings.Contains(out, "BLAS "+kernel.Backend) || !strings.Contains(out, "tiny l2") {
 		t.Errorf("table:\n%s", out)
 	}
 	if b, err := os.ReadFile(prof); err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"lipformer/bench"
-	"lipformer/ops"
+	"lipformer/kernel"
 )
 
 // printer writes the records of a run (bench.Measurement, Comparison, LossCheck,
@@ -40,7 +40,7 @@ func (p *printer) header(s bench.Settings) error {
 		"x train is the training step's ns/tok over this one's ns/tok, for sample over its ns/gen;\n"+
 		"MB/run and allocs are heap bytes and objects allocated per timed run; live heap is before -> after the timed runs\n\n"+
 		"%-5s %-4s %-14s %-6s %10s %19s %9s %8s %8s %9s %9s %15s %8s %9s %7s\n",
-		runtime.Version(), runtime.GOOS, runtime.GOARCH, ops.Backend, runtime.GOMAXPROCS(0), s.Dtype, s.Steps, s.Warmup, sampleRunText(s.SampleWindow), s.SampleBatch,
+		runtime.Version(), runtime.GOOS, runtime.GOARCH, kernel.Backend, runtime.GOMAXPROCS(0), s.Dtype, s.Steps, s.Warmup, sampleRunText(s.SampleWindow), s.SampleBatch,
 		"impl", "conf", "arch", "mode", "ms", "min..max ms", "tok/s", "GFLOP", "GFLOP/s", "MB/run", "allocs", "live heap MB", "ns/tok", "ns/gen", "x train")
 	return err
 }
@@ -132,7 +132,7 @@ func (p *printer) soakHeader(o options) error {
 		"MB/step and allocs are heap bytes and objects allocated per step, mean over the soak;\n"+
 		"live heap is after a full GC at steps 0 (after warm-up), %s; growth is end - start\n\n"+
 		"%-4s %-14s %7s %9s %8s %9s %-40s %9s %15s\n",
-		runtime.Version(), runtime.GOOS, runtime.GOARCH, ops.Backend, runtime.GOMAXPROCS(0), o.plan.Set.Dtype, o.soak, o.plan.Set.Warmup,
+		runtime.Version(), runtime.GOOS, runtime.GOARCH, kernel.Backend, runtime.GOMAXPROCS(0), o.plan.Set.Dtype, o.soak, o.plan.Set.Warmup,
 		checkpointList(o.soak),
 		"conf", "arch", "steps", "ms/step", "MB/step", "allocs", "live heap MB at the checkpoints", "growth MB", "loss start->end")
 	return err

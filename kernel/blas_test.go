@@ -1,4 +1,4 @@
-package ops
+package kernel
 
 import (
 	"math"
@@ -70,7 +70,7 @@ func f32(v []float64) []float32 {
 // BenchmarkGemm measures this build's BLAS on the largest product of a block step at
 // docs/gorgonia.md's configuration: (2048, 256) x (256, 1024) in float32.
 //
-//	go test -run '^$' -bench Gemm ./ops; go test -tags openblas -run '^$' -bench Gemm ./ops
+//	go test -run '^$' -bench Gemm ./kernel; go test -tags openblas -run '^$' -bench Gemm ./kernel
 func BenchmarkGemm(b *testing.B) {
 	const m, n, k = 2048, 1024, 256
 	x, w, y := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
@@ -82,7 +82,7 @@ func BenchmarkGemm(b *testing.B) {
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		gemm(false, false, m, n, k, 1, x, k, w, n, 0, y, n)
+		Gemm(false, false, m, n, k, 1, x, k, w, n, 0, y, n)
 	}
 	b.ReportMetric(2*m*n*k*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }

@@ -1,6 +1,6 @@
 //go:build !openblas
 
-package ops
+package kernel
 
 import (
 	"lipformer/internal/sgemm"
@@ -9,9 +9,14 @@ import (
 	"gonum.org/v1/gonum/blas/gonum"
 )
 
-// Backend names the BLAS this build uses: pure Go (gonum, with internal/sgemm's float32
-// products on processors with AVX2 and FMA) by default, OpenBLAS with the build tag openblas.
+// Backend names the BLAS this build uses: "gonum" by default (pure Go, with
+// internal/sgemm's float32 products on processors with AVX2 and FMA), "openblas" with the
+// build tag openblas.
 const Backend = "gonum"
+
+// GraphBLAS returns the BLAS Gorgonia's own matrix products should use in this build, and
+// false when it is Gorgonia's default (gonum), as in this build.
+func GraphBLAS() (BLAS, bool) { return nil, false }
 
 // goBLAS is gonum's BLAS with the float32 matrix product replaced by internal/sgemm's
 // packed, register-tiled one (AVX2 assembly where the processor has it), several times

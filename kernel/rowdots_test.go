@@ -1,4 +1,4 @@
-package ops
+package kernel
 
 import (
 	"fmt"
@@ -104,8 +104,8 @@ func TestWeightedRowSum(t *testing.T) {
 // query against m = 128 cached rows of width 64 (one head's keys or values of a decoder
 // step), in L1:
 //
-//	go test -run '^$' -bench RowDots ./ops                  # against gonum's Gemv
-//	go test -tags openblas -run '^$' -bench RowDots ./ops   # against OpenBLAS's
+//	go test -run '^$' -bench RowDots ./kernel                  # against gonum's Gemv
+//	go test -tags openblas -run '^$' -bench RowDots ./kernel   # against OpenBLAS's
 func BenchmarkRowDots(b *testing.B) {
 	const m, d = 128, 64
 	_, k := randomRows(rand.New(rand.NewPCG(1, 1)), m*d)
@@ -134,7 +134,7 @@ func BenchmarkRowDots(b *testing.B) {
 // on one goroutine and on GOMAXPROCS goroutines: the bandwidth that bounds a step of many
 // sequences whose caches outgrow the processor's (MB/s is over all goroutines):
 //
-//	go test -run '^$' -bench RowDotsMemory -benchtime 10x ./ops
+//	go test -run '^$' -bench RowDotsMemory -benchtime 10x ./kernel
 func BenchmarkRowDotsMemory(b *testing.B) {
 	const d, chunk = 64, 128
 	rows := 256 << 20 / 4 / d

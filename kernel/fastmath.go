@@ -1,16 +1,11 @@
-package ops
+package kernel
 
 import "math"
 
 // Float32 kernels of the hot elementwise functions, in portable Go and, on amd64 processors
-// with AVX2 and FMA, in assembly (fastmath_amd64.s) for all but the last few elements.
-// They compute in float32 throughout: mixing in float64 costs a conversion per operand, and
-// Go's float32 <-> float64 conversions carry a false dependency that serialises the loop
-// (measured: 3x slower). Each portable kernel is a loop over a slice rather than a
-// function of one value: Go does not inline functions this large, and a call per element
-// leaves each evaluation's long dependency chain exposed, whereas the CPU overlaps the
-// iterations of a loop. (So expm1Neg32sGo repeats expNeg32sGo's reduction, which the
-// assembly shares as one macro.)
+// with AVX2 and FMA, in assembly (fastmath_amd64.s) for all but the last few elements. They
+// compute in float32 throughout, as loops over slices (docs/performance.md, "AVX2 row
+// kernels").
 
 // fastBlock is the length of the stack buffers the kernels pass to the slice functions.
 const fastBlock = 256

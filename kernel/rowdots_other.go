@@ -1,6 +1,6 @@
 //go:build !amd64
 
-package ops
+package kernel
 
 // dotRowsVec does nothing and returns 0: the portable loop computes everything.
 func dotRowsVec(s, k, q []float32, alpha float32) int { return 0 }

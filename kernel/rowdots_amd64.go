@@ -1,4 +1,4 @@
-package ops
+package kernel
 
 // The AVX2/FMA kernels of rowdots_amd64.s, on raw pointers; d is a multiple of 8.
 

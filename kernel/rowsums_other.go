@@ -1,6 +1,6 @@
 //go:build !amd64
 
-package ops
+package kernel
 
 // sumVec returns 0, 0: the portable loop sums everything.
 func sumVec(x []float32) (float64, int) { return 0, 0 }

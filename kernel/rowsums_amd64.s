@@ -2,7 +2,7 @@
 
 // AVX2/FMA kernels of row reductions: the row sums of layernorm.go's rowStats, float32
 // values widened to float64 four at a time (VCVTPS2PD) and summed in two float64 vectors,
-// so that the sums keep float64 accuracy; and softmaxRow's maximum.
+// so that the sums keep float64 accuracy; and SoftmaxRow's maximum.
 
 // func sum32AVX2(x *float32, n int) float64
 TEXT ·sum32AVX2(SB), NOSPLIT, $0-24

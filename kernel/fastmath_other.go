@@ -1,6 +1,6 @@
 //go:build !amd64
 
-package ops
+package kernel
 
 // vecKernels is false: this architecture has no assembly kernels.
 func vecKernels() bool { return false }

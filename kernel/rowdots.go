@@ -1,10 +1,8 @@
-package ops
+package kernel
 
 // The two products of one query row with a cache of rows, for a decoder's attention
-// step: m keys or values stored contiguously, each of width d. A matrix-vector product
-// would do the same, but per call it is too small for a BLAS to stream its rows at the
-// memory's speed, which is what bounds a step of many sequences (each reads its whole
-// cache once).
+// step: m keys or values stored contiguously, each of width d, streamed at the memory's
+// speed (docs/performance.md, "Decoder").
 
 // DotRows writes s[j] = alpha (k_j . q) for the len(s) rows k_j of k, each of width
 // len(q), stored contiguously; s must not overlap k or q. With an empty q every s[j] is 0.
@@ -48,5 +46,17 @@ func WeightedRowSum[T Float](out, p, v []T) {
 		for i, x := range row {
 			out[i] += w * x
 		}
+	}
+}
+
+// SquaredNorms writes into n the squared norms of the len(n) rows (stride ld, width d) of
+// x, as L2 attention's logits use them.
+func SquaredNorms[T Float](n, x []T, ld, d int) {
+	for i := range n {
+		var s T
+		for _, v := range x[i*ld : i*ld+d] {
+			s += v * v
+		}
+		n[i] = s
 	}
 }

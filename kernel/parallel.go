@@ -1,4 +1,4 @@
-package ops
+package kernel
 
 import (
 	"runtime"
@@ -9,20 +9,20 @@ import (
 // row-wise kernel is given: below it, starting a goroutine costs more than it saves.
 const grain = 1 << 15
 
-// workers is the number of goroutines parallelFor uses for n items of the given cost
-// each (elements per item): at most GOMAXPROCS, at least 1, and none with less than
-// grain elements of work.
-func workers(n, cost int) int {
+// Workers is the number of goroutines ParallelFor uses for n items of the given cost each
+// (elements of work per item): at most GOMAXPROCS, at least 1, and none with less than
+// 2^15 elements of work.
+func Workers(n, cost int) int {
 	return max(1, min(runtime.GOMAXPROCS(0), n*max(cost, 1)/grain, n))
 }
 
-// parallelFor splits the items [0, n) into w = workers(n, cost) contiguous chunks and calls
+// ParallelFor splits the items [0, n) into w = Workers(n, cost) contiguous chunks and calls
 // f(i, lo, hi) for chunk i, the first on the calling goroutine and the others on their
-// own; it returns when all are done. The chunks depend on GOMAXPROCS: kernels that sum
-// across items keep partial sums per fixed block of items, not per chunk, so that their
-// results do not.
-func parallelFor(n, cost int, f func(i, lo, hi int)) {
-	w := workers(n, cost)
+// own; it returns when all are done. The chunks depend on GOMAXPROCS: a caller that sums
+// across items must keep partial sums per fixed block of items, not per chunk, for its
+// result not to.
+func ParallelFor(n, cost int, f func(i, lo, hi int)) {
+	w := Workers(n, cost)
 	if w == 1 {
 		f(0, 0, n)
 		return
@@ -52,7 +52,7 @@ func colSumsLen(n, d int) int { return (n + sumBlock - 1) / sumBlock * d }
 func colSums[T Float](y []T, n int, part []T, add func(acc []T, r int)) {
 	d := len(y)
 	blocks := (n + sumBlock - 1) / sumBlock
-	parallelFor(blocks, sumBlock*d, func(_, lo, hi int) {
+	ParallelFor(blocks, sumBlock*d, func(_, lo, hi int) {
 		for b := lo; b < hi; b++ {
 			acc := part[b*d : (b+1)*d]
 			clear(acc)
@@ -67,4 +67,16 @@ func colSums[T Float](y []T, n int, part []T, add func(acc []T, r int)) {
 			y[j] += v
 		}
 	}
+}
+
+// ColSum writes y[j] = the sum over rows r of x[r*len(y)+j], with partial sums in ws, in
+// parallel over blocks of rows.
+func ColSum[T Float](y, x []T, ws *Workspace) {
+	d := len(y)
+	n := len(x) / d
+	colSums(y, n, Scratch[T](ws, 1, colSumsLen(n, d))[0], func(acc []T, r int) {
+		for j, v := range x[r*d : (r+1)*d] {
+			acc[j] += v
+		}
+	})
 }

@@ -1,4 +1,4 @@
-package ops
+package kernel
 
 // sum32AVX2 is the float64 sum of the n floats at x (n a multiple of 8).
 //

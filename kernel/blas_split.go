@@ -1,4 +1,4 @@
-package ops
+package kernel
 
 import (
 	"runtime"
@@ -7,17 +7,9 @@ import (
 	"gonum.org/v1/gonum/blas"
 )
 
-// fullBLAS is a complete BLAS, as Gorgonia's Use takes it.
-type fullBLAS interface {
-	blas.Float32
-	blas.Float64
-	blas.Complex64
-	blas.Complex128
-}
-
 // splitGemm wraps a single-threaded BLAS and computes large matrix products in parallel:
 // the rows of C are split into GOMAXPROCS bands, one goroutine each.
-type splitGemm struct{ fullBLAS }
+type splitGemm struct{ BLAS }
 
 // minSplitFLOPs is the smallest product (m*n*k) worth splitting across goroutines.
 const minSplitFLOPs = 1 << 20
@@ -25,22 +17,22 @@ const minSplitFLOPs = 1 << 20
 // Sgemm is Gemm in float32.
 func (s splitGemm) Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	if !split(m, n, k) { // called directly: no closure is allocated for small products
-		s.fullBLAS.Sgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		s.BLAS.Sgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
 	splitRows(m, func(r0, r1 int) {
-		s.fullBLAS.Sgemm(tA, tB, r1-r0, n, k, alpha, a[rowOffset(tA, r0, lda):], lda, b, ldb, beta, c[r0*ldc:], ldc)
+		s.BLAS.Sgemm(tA, tB, r1-r0, n, k, alpha, a[rowOffset(tA, r0, lda):], lda, b, ldb, beta, c[r0*ldc:], ldc)
 	})
 }
 
 // Dgemm is Gemm in float64.
 func (s splitGemm) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
 	if !split(m, n, k) {
-		s.fullBLAS.Dgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		s.BLAS.Dgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
 	splitRows(m, func(r0, r1 int) {
-		s.fullBLAS.Dgemm(tA, tB, r1-r0, n, k, alpha, a[rowOffset(tA, r0, lda):], lda, b, ldb, beta, c[r0*ldc:], ldc)
+		s.BLAS.Dgemm(tA, tB, r1-r0, n, k, alpha, a[rowOffset(tA, r0, lda):], lda, b, ldb, beta, c[r0*ldc:], ldc)
 	})
 }
 
@@ -79,7 +71,7 @@ func splitRows(m int, f func(r0, r1 int)) {
 // of at least four 64 x 64 blocks of C on several goroutines) and keeps each product on the
 // calling goroutine by handing it tiles of C of at most tileRows x tileCols, too small to
 // be split.
-type serialTiles struct{ fullBLAS }
+type serialTiles struct{ BLAS }
 
 // tileRows and tileCols bound the tiles of C that serialTiles passes on: one 64-row block
 // by three 64-column blocks, below gonum's four-block threshold.
@@ -89,7 +81,7 @@ const tileRows, tileCols = 64, 192
 func (s serialTiles) Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	for r0 := 0; r0 < m; r0 += tileRows {
 		for c0 := 0; c0 < n; c0 += tileCols {
-			s.fullBLAS.Sgemm(tA, tB, min(tileRows, m-r0), min(tileCols, n-c0), k, alpha, a[rowOffset(tA, r0, lda):], lda, b[colOffset(tB, c0, ldb):], ldb, beta, c[r0*ldc+c0:], ldc)
+			s.BLAS.Sgemm(tA, tB, min(tileRows, m-r0), min(tileCols, n-c0), k, alpha, a[rowOffset(tA, r0, lda):], lda, b[colOffset(tB, c0, ldb):], ldb, beta, c[r0*ldc+c0:], ldc)
 		}
 	}
 }
@@ -98,7 +90,7 @@ func (s serialTiles) Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a 
 func (s serialTiles) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
 	for r0 := 0; r0 < m; r0 += tileRows {
 		for c0 := 0; c0 < n; c0 += tileCols {
-			s.fullBLAS.Dgemm(tA, tB, min(tileRows, m-r0), min(tileCols, n-c0), k, alpha, a[rowOffset(tA, r0, lda):], lda, b[colOffset(tB, c0, ldb):], ldb, beta, c[r0*ldc+c0:], ldc)
+			s.BLAS.Dgemm(tA, tB, min(tileRows, m-r0), min(tileCols, n-c0), k, alpha, a[rowOffset(tA, r0, lda):], lda, b[colOffset(tB, c0, ldb):], ldb, beta, c[r0*ldc+c0:], ldc)
 		}
 	}
 }
