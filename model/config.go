@@ -152,15 +152,24 @@ func (c Config) attentionKind() (ops.AttentionKind, error) {
 }
 
 // WithCertifiedRecipe returns c with, for contractive-l2 and invertible-l2 whose L2Bound is
-// unset, the certified recipe: the token2 bound, per-head temperatures and a position bias
+// unset, the certified recipe: the token2 bound, per-head temperatures and a position bias,
+// and for invertible-l2 without an MLP gain an MLP gain starting at RecipeMLPGain
 // (docs/math.md). New runs use it unless a bound is named; a checkpoint's config, where an
 // unset L2Bound means kim, must not pass through it.
 func (c Config) WithCertifiedRecipe() Config {
 	if c.L2Bound == "" && (c.Arch == "contractive-l2" || c.Arch == "invertible-l2") {
 		c.L2Bound, c.L2Temp, c.L2PosBias = "token2", true, true
+		if c.Arch == "invertible-l2" && c.MLPGain == 0 {
+			c.MLPGain = RecipeMLPGain
+		}
 	}
 	return c
 }
+
+// RecipeMLPGain is the initial MLP gain of the certified invertible-l2 recipe. Started at
+// 8 or more, trained gains reach e^6.6 to e^7.7; started at 1, e^1.3 to e^3.6 and a worse
+// model (EXPERIMENTS.md, "The invertible block's MLP gain").
+const RecipeMLPGain = 256
 
 // boundForm maps L2Bound to the bound of contractive attention.
 func (c Config) boundForm() (ops.BoundForm, error) {

@@ -337,15 +337,16 @@ func TestWithCertifiedRecipe(t *testing.T) {
 		want        Config
 	}{
 		{"contractive-l2", "", Config{L2Bound: "token2", L2Temp: true, L2PosBias: true}},
-		{"invertible-l2", "", Config{L2Bound: "token2", L2Temp: true, L2PosBias: true}},
+		{"invertible-l2", "", Config{L2Bound: "token2", L2Temp: true, L2PosBias: true, MLPGain: RecipeMLPGain}},
 		{"contractive-l2", "kim", Config{L2Bound: "kim"}},
+		{"invertible-l2", "token2", Config{L2Bound: "token2"}},
 		{"l2", "", Config{}},
 		{"dp", "", Config{}},
 	} {
 		cfg := tiny(c.arch)
 		cfg.L2Bound = c.bound
 		got := cfg.WithCertifiedRecipe()
-		if got.L2Bound != c.want.L2Bound || got.L2Temp != c.want.L2Temp || got.L2PosBias != c.want.L2PosBias {
+		if got.L2Bound != c.want.L2Bound || got.L2Temp != c.want.L2Temp || got.L2PosBias != c.want.L2PosBias || got.MLPGain != c.want.MLPGain {
 			t.Errorf("%s bound %q: %+v", c.arch, c.bound, got)
 		}
 		if err := got.Validate(); err != nil {
