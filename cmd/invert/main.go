@@ -33,6 +33,7 @@ import (
 	"strconv"
 	"strings"
 
+	"lipformer/flow"
 	"lipformer/internal/cli"
 )
 
@@ -109,8 +110,8 @@ func (c *config) check() error {
 		return fmt.Errorf("-power-iters %d, want >= 0", c.powerIters)
 	}
 	if c.plot != "" {
-		if _, err := plotFormat(c.plot); err != nil {
-			return err
+		if _, err := flow.PlotFormat(c.plot); err != nil {
+			return fmt.Errorf("-plot: %w", err)
 		}
 	}
 	return nil
@@ -140,7 +141,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	writeTable(human, e, records)
 	if c.plot != "" {
-		if err := writePlot(c.plot, e, records); err != nil {
+		if err := flow.WritePlot(c.plot, e.model.Cfg.Arch, records); err != nil {
 			return err
 		}
 	}

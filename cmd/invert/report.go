@@ -21,14 +21,6 @@ func writeJSON(w io.Writer, records []flow.Record) error {
 	return nil
 }
 
-// inputName is an input kind with its spread.
-func inputName(r flow.Record) string {
-	if r.Stack {
-		return r.Input + " (stack)"
-	}
-	return fmt.Sprintf("%s %g", r.Input, r.Spread)
-}
-
 // writeTable prints the setting and one line per record.
 func writeTable(w io.Writer, e *experiment, records []flow.Record) {
 	c := e.cfg
@@ -41,7 +33,7 @@ func writeTable(w io.Writer, e *experiment, records []flow.Record) {
 		if !r.Certified {
 			lip += " (naive)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.3g\t%s\t%d\t%.3g\t%.3g\t%.3g\t%s\t\n", inputName(r), r.Block, r.Norm, float64(r.InputNorm), lip, r.Iterations,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.3g\t%s\t%d\t%.3g\t%.3g\t%.3g\t%s\t\n", r.InputName(), r.Block, r.Norm, float64(r.InputNorm), lip, r.Iterations,
 			float64(r.Step), float64(r.Error), float64(r.Rate), outcome(r))
 	}
 	tw.Flush()
@@ -66,7 +58,7 @@ func summarize(w io.Writer, e *experiment, records []flow.Record) error {
 		if !r.Failed {
 			continue
 		}
-		what := fmt.Sprintf("%s on %s (%s)", r.Block, inputName(r), strings.ToLower(outcome(r)))
+		what := fmt.Sprintf("%s on %s (%s)", r.Block, r.InputName(), strings.ToLower(outcome(r)))
 		if r.Certified {
 			bugs = append(bugs, what)
 		} else {

@@ -1,4 +1,4 @@
-package main
+package flow
 
 import (
 	"fmt"
@@ -13,33 +13,32 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"lipformer/flow"
 	"lipformer/internal/atomicfile"
 )
 
 // errorFloor is where reconstruction errors of 0 (or below) are drawn on the log scale.
 const errorFloor = 1e-17
 
-// plotFormat is the image format of a -plot path, from its extension.
-func plotFormat(path string) (string, error) {
+// PlotFormat is the image format of a plot path, from its extension: png, svg or pdf.
+func PlotFormat(path string) (string, error) {
 	switch ext := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), "."); ext {
 	case "png", "svg", "pdf":
 		return ext, nil
 	}
-	return "", fmt.Errorf("-plot %s: want a .png, .svg or .pdf file", path)
+	return "", fmt.Errorf("plot %s: want a .png, .svg or .pdf file", path)
 }
 
-// writePlot draws, in one panel per input, the reconstruction error of every sub-block
+// WritePlot draws, in one panel per input titled with arch, the reconstruction error of every sub-block
 // against the iteration on a log scale, and writes the figure atomically.
-func writePlot(path string, e *experiment, records []flow.Record) error {
-	format, err := plotFormat(path)
+func WritePlot(path, arch string, records []Record) error {
+	format, err := PlotFormat(path)
 	if err != nil {
 		return err
 	}
 	var names []string
-	panels := map[string][]flow.Record{}
+	panels := map[string][]Record{}
 	for _, r := range records {
-		n := inputName(r)
+		n := r.InputName()
 		if _, ok := panels[n]; !ok {
 			names = append(names, n)
 		}
@@ -52,7 +51,7 @@ func writePlot(path string, e *experiment, records []flow.Record) error {
 		grid[i] = make([]*plot.Plot, cols)
 	}
 	for i, n := range names {
-		p, err := panel(fmt.Sprintf("%s: %s", e.model.Cfg.Arch, n), panels[n], i == 0)
+		p, err := panel(fmt.Sprintf("%s: %s", arch, n), panels[n], i == 0)
 		if err != nil {
 			return fmt.Errorf("-plot: %w", err)
 		}
@@ -79,7 +78,7 @@ func writePlot(path string, e *experiment, records []flow.Record) error {
 
 // panel is one input's plot: a line per sub-block, up to its first non-finite error. The
 // sub-blocks have the same colours in every panel; the first one holds the legend.
-func panel(title string, records []flow.Record, legend bool) (*plot.Plot, error) {
+func panel(title string, records []Record, legend bool) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = "iteration"
@@ -110,4 +109,13 @@ func panel(title string, records []flow.Record, legend bool) (*plot.Plot, error)
 		}
 	}
 	return p, nil
+}
+
+// InputName is the record's input kind with its spread, or "(stack)" for a whole-stack
+// inversion.
+func (r Record) InputName() string {
+	if r.Stack {
+		return r.Input + " (stack)"
+	}
+	return fmt.Sprintf("%s %g", r.Input, r.Spread)
 }
