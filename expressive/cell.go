@@ -21,7 +21,10 @@ type Cell struct {
 	Eps    float64 // precision
 	Delta  float64 // a d passes when the success rate is >= 1 - Delta
 	Range  float64 // target values are log-uniform on [1, Range]
-	Margin float64 // jl: Delta = log(1/eps) + Margin
+	// Margins says how jl chooses its margin (Delta = log(1/eps) + margin); Margin is the
+	// margin of MarginFixed.
+	Margins MarginMode
+	Margin  float64
 	// GD configures gd; its Eps is overridden by the cell's Eps.
 	GD GDOptions
 	// EarlyStop ends the trials at a d as soon as pass or fail is decided; the rate is then
@@ -52,6 +55,8 @@ func (c Cell) validate() error {
 		return fmt.Errorf("expressive: trials = %d, want >= 1", c.Trials)
 	case !(c.Delta >= 0 && c.Delta < 1):
 		return fmt.Errorf("expressive: delta = %v, want 0 <= delta < 1", c.Delta)
+	case c.Margins < MarginFixed || c.Margins > MarginTarget:
+		return fmt.Errorf("expressive: %v, want fixed, cell or target", c.Margins)
 	}
 	_, err := jlDelta(c.Eps, c.Margin)
 	return err
@@ -60,7 +65,7 @@ func (c Cell) validate() error {
 // Run searches the smallest d at which the cell's method realises at least a fraction
 // 1 - Delta of Trials random targets (the same targets at every d). progress, if not nil,
 // is called after each d. jl shares one G per (seed, L) across its d (nested columns, see
-// Gram); gd draws one module per (seed, d).
+// Gram) and chooses its margin at each d by c.Margins; gd draws one module per (seed, d).
 func (c Cell) Run(opts SearchOptions, progress func(DResult)) (CellResult, error) {
 	if err := c.validate(); err != nil {
 		return CellResult{}, err
@@ -74,16 +79,20 @@ func (c Cell) Run(opts SearchOptions, progress func(DResult)) (CellResult, error
 		}
 		targets[n] = t
 	}
-	prepare, err := c.preparer()
+	prepare, err := c.preparer(targets)
 	if err != nil {
 		return CellResult{}, err
 	}
 	eval := func(d int) (DResult, error) {
-		try, err := prepare(d)
+		try, mr, err := prepare(d)
 		if err != nil {
 			return DResult{}, err
 		}
 		r, err := c.evalAt(d, targets, try)
+		r.Margin, r.MarginLo, r.MarginHi, r.CommonSuccesses = mr.margin, mr.seg.Lo, mr.seg.Hi, mr.common
+		if c.Method == MethodJL && c.Margins == MarginFixed {
+			r.CommonSuccesses = r.Successes
+		}
 		if err == nil && progress != nil {
 			progress(r)
 		}
@@ -106,40 +115,34 @@ type trial struct {
 // trier realises target number n.
 type trier func(n int, t *Target) (trial, error)
 
-// preparer returns the function that builds the method's fixed module at width d.
-func (c Cell) preparer() (func(d int) (trier, error), error) {
+// preparer returns the function that builds the method's fixed module at width d, with
+// jl's choice of margin for the targets (the report is zero for gd).
+func (c Cell) preparer(targets []*Target) (func(d int) (trier, marginReport, error), error) {
 	if c.Method == MethodJL {
 		gram, err := NewGram(c.L, c.Seed)
 		if err != nil {
 			return nil, err
 		}
-		return func(d int) (trier, error) {
+		return func(d int) (trier, marginReport, error) {
 			gg, err := gram.At(d)
 			if err != nil {
-				return nil, err
+				return nil, marginReport{}, err
 			}
-			set, err := NewJLSet(gg, c.Eps, c.Margin)
-			if err != nil {
-				return nil, err
-			}
-			return func(_ int, t *Target) (trial, error) {
-				p, m, err := set.Try(t)
-				return trial{prec: p, maxAbsLogit: m}, err
-			}, nil
+			return c.jlTrier(gg, targets)
 		}, nil
 	}
 	opts := c.GD
 	opts.Eps = c.Eps
-	return func(d int) (trier, error) {
+	return func(d int) (trier, marginReport, error) {
 		set, err := NewGDSet(d, c.Seed, opts)
 		if err != nil {
-			return nil, err
+			return nil, marginReport{}, err
 		}
 		return func(n int, t *Target) (trial, error) {
 			rng := streamRNG(c.Seed, tagInit, uint64(c.L), uint64(c.K), uint64(d), uint64(n))
 			res, err := set.Fit(t, rng)
 			return trial{prec: res.Precision, iterations: res.Iterations, maxAbsLogit: res.MaxAbsLogit}, err
-		}, nil
+		}, marginReport{}, nil
 	}, nil
 }
 

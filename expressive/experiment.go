@@ -11,11 +11,12 @@ import (
 type Experiment struct {
 	Methods []string // MethodJL, MethodGD
 	Ks, Ls  []int
-	Trials  int     // targets per d
-	Eps     float64 // precision
-	Delta   float64 // a d passes when the success rate is >= 1 - Delta
-	Range   float64 // target values are log-uniform on [1, Range]
-	Margin  float64 // jl: Delta = log(1/eps) + Margin
+	Trials  int        // targets per d
+	Eps     float64    // precision
+	Delta   float64    // a d passes when the success rate is >= 1 - Delta
+	Range   float64    // target values are log-uniform on [1, Range]
+	Margins MarginMode // jl: how the margin of Delta = log(1/eps) + margin is chosen
+	Margin  float64    // jl: the margin of MarginFixed
 	GD      GDOptions
 	GDLMax  int  // gd runs only for L <= GDLMax
 	GDFull  bool // gd runs every trial at each d instead of stopping once pass or fail is decided
@@ -24,10 +25,11 @@ type Experiment struct {
 	JLSearch, GDSearch SearchOptions
 }
 
-// Group is the results of one (method, k) across L, in increasing L, with the fits of
-// the smallest d against log L and L when at least two lengths found one.
+// Group is the results of one (method, margin, k) across L, in increasing L, with the
+// fits of the smallest d against log L and L when at least two lengths found one.
 type Group struct {
 	Method  string
+	Margin  string // jl: the fixed margin, "cell" or "target" (Cell.MarginLabel); gd: ""
 	K       int
 	Results []CellResult
 	Fitted  bool
@@ -54,7 +56,7 @@ func (e Experiment) Cells() []Cell {
 				}
 				out = append(out, Cell{
 					Method: m, L: L, K: k, Trials: e.Trials, Eps: e.Eps, Delta: e.Delta,
-					Range: e.Range, Margin: e.Margin, GD: e.GD,
+					Range: e.Range, Margins: e.Margins, Margin: e.Margin, GD: e.GD,
 					EarlyStop: m == MethodGD && !e.GDFull, Seed: e.Seed,
 				})
 			}
@@ -71,8 +73,8 @@ func (e Experiment) Search(method string) SearchOptions {
 	return e.JLSearch
 }
 
-// Run runs every cell of Cells in order and returns them grouped by (method, k), each
-// group fitted.
+// Run runs every cell of Cells in order and returns them grouped by (method, margin, k),
+// each group fitted.
 func (e Experiment) Run(p Progress) ([]*Group, error) {
 	cells := e.Cells()
 	if len(cells) == 0 {
@@ -80,8 +82,8 @@ func (e Experiment) Run(p Progress) ([]*Group, error) {
 	}
 	var groups []*Group
 	for _, cell := range cells {
-		if len(groups) == 0 || groups[len(groups)-1].Method != cell.Method || groups[len(groups)-1].K != cell.K {
-			groups = append(groups, &Group{Method: cell.Method, K: cell.K})
+		if len(groups) == 0 || !groups[len(groups)-1].holds(cell) {
+			groups = append(groups, &Group{Method: cell.Method, Margin: cell.MarginLabel(), K: cell.K})
 		}
 		g := groups[len(groups)-1]
 		var tried func(DResult)
@@ -103,6 +105,19 @@ func (e Experiment) Run(p Progress) ([]*Group, error) {
 		g.Fit()
 	}
 	return groups, nil
+}
+
+// holds reports whether the cell belongs to the group.
+func (g *Group) holds(c Cell) bool {
+	return g.Method == c.Method && g.Margin == c.MarginLabel() && g.K == c.K
+}
+
+// Name is the group's method with its margin for jl, as in "jl (margin target)".
+func (g *Group) Name() string {
+	if g.Margin == "" {
+		return g.Method
+	}
+	return fmt.Sprintf("%s (margin %s)", g.Method, g.Margin)
 }
 
 // Fit fits the smallest d against log L and L over the cells where one was found

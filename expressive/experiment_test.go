@@ -123,3 +123,39 @@ func TestExperimentErrors(t *testing.T) {
 		t.Error("a file without cells gave no error")
 	}
 }
+
+// Cells of different jl margins stay in separate groups when read back, and a record of
+// before the margin modes (no margin_mode, no margin per d) reads as a fixed margin.
+func TestReadCellsKeepsMarginsApart(t *testing.T) {
+	var lines bytes.Buffer
+	enc := json.NewEncoder(&lines)
+	for _, mode := range []MarginMode{MarginFixed, MarginTarget} {
+		e := smallExperiment([]string{MethodJL}, 8, 16)
+		e.Margins = mode
+		if _, err := e.Run(Progress{Done: func(r CellResult) error { return enc.Encode(r.Record()) }}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := `{"type":"cell","method":"jl","L":8,"k":2,"eps":0.1,"delta":0.1,"trials":3,"range":10,"margin":1,"seed":1,"found":true,"d_min":5,"d_fail_below":4,"seconds":0,"tried":[{"d":5,"successes":3,"trials":3,"rate":1,"pass":true,"max_log_ratio":0,"max_log_leak":-3,"max_abs_logit":4}]}`
+	lines.WriteString(old + "\n")
+	path := filepath.Join(t.TempDir(), "m.jsonl")
+	if err := os.WriteFile(path, lines.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	groups, err := ReadCells([]string{path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(groups) != 3 || groups[0].Margin != "0.5" || groups[1].Margin != "target" || groups[2].Margin != "1" {
+		t.Fatalf("groups %+v, want margins 0.5, target and 1", groups)
+	}
+	for _, g := range groups[:2] {
+		if len(g.Results) != 2 || !g.Fitted {
+			t.Fatalf("group %s: %d cells, fitted %v, want 2 fitted", g.Name(), len(g.Results), g.Fitted)
+		}
+	}
+	r := groups[2].Results[0]
+	if d := r.Search.Tried[0]; r.Cell.Margins != MarginFixed || d.Margin != 1 || d.MarginLo != 1 || d.MarginHi != 1 || d.CommonSuccesses != 3 {
+		t.Fatalf("old record read as %+v, %+v", r.Cell, d)
+	}
+}

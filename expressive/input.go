@@ -9,17 +9,18 @@ import (
 )
 
 // ReadCells reads the "cell" lines (CellRecord) of files of JSON lines, skipping other
-// lines, and groups them by (method, k) in order of first appearance, each group sorted by
-// L and fitted. A later line for the same (method, k, L) replaces an earlier one.
+// lines, and groups them by (method, margin, k) in order of first appearance, each group
+// sorted by L and fitted. A later line for the same (method, margin, k, L) replaces an
+// earlier one.
 func ReadCells(paths []string) ([]*Group, error) {
 	var groups []*Group
-	find := func(method string, k int) *Group {
+	find := func(c Cell) *Group {
 		for _, g := range groups {
-			if g.Method == method && g.K == k {
+			if g.holds(c) {
 				return g
 			}
 		}
-		g := &Group{Method: method, K: k}
+		g := &Group{Method: c.Method, Margin: c.MarginLabel(), K: c.K}
 		groups = append(groups, g)
 		return g
 	}
@@ -39,8 +40,12 @@ func ReadCells(paths []string) ([]*Group, error) {
 			if rec.Type != "cell" {
 				continue
 			}
-			g := find(rec.Method, rec.K)
-			res := rec.result()
+			res, err := rec.result()
+			if err != nil {
+				f.Close()
+				return nil, fmt.Errorf("%s line %d: %w", path, line, err)
+			}
+			g := find(res.Cell)
 			replaced := false
 			for i, r := range g.Results {
 				if r.Cell.L == rec.L {

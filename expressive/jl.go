@@ -7,9 +7,10 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// DefaultMargin is the margin, in nats, added to log(1/eps) in the logits of the
-// constructive method: Delta = log(1/eps) + margin. See TargetLogits for the trade-off it
-// balances and the study of it reported with the experiment.
+// DefaultMargin is a fixed margin, in nats, added to log(1/eps) in the logits of the
+// constructive method: Delta = log(1/eps) + margin (the one of MarginFixed before the
+// margin was optimised). See TargetLogits for the trade-off it balances; MarginCell and
+// MarginTarget choose the margin (margin.go).
 const DefaultMargin = 0.5
 
 // TargetLogits returns the logits B of step 1 of the constructive algorithm: for A_ij > 0,

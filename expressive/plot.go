@@ -14,7 +14,7 @@ import (
 )
 
 // SavePlot draws the smallest d against L to a .png or .svg file at path, one line per
-// (method, k), with the fitted a + b log L of each as a thin dashed line. Both axes are
+// (method, margin, k), with the fitted a + b log L of each as a thin dashed line. Both axes are
 // logarithmic: the methods differ by orders of magnitude in d. The fitted curve is drawn
 // only where it is positive.
 func SavePlot(path string, groups []*Group) error {
@@ -51,7 +51,7 @@ func SavePlot(path string, groups []*Group) error {
 			line.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
 		}
 		p.Add(line, scatter)
-		p.Legend.Add(fmt.Sprintf("%s k=%d", g.Method, g.K), line, scatter)
+		p.Legend.Add(fmt.Sprintf("%s k=%d", g.Name(), g.K), line, scatter)
 		drawn++
 		if g.Fitted {
 			if fit := fittedCurve(g, pts, col); fit != nil {

@@ -13,6 +13,11 @@ type DRecord struct {
 	MaxLogLeak     *float64 `json:"max_log_leak"`  // null when not finite (-Inf: no off-support entry)
 	MaxAbsLogit    float64  `json:"max_abs_logit"`
 	MeanIterations float64  `json:"mean_iterations,omitempty"`
+	// jl only (DResult.Margin and after); margin_hi is null when infinite.
+	Margin          *float64 `json:"margin,omitempty"`
+	MarginLo        *float64 `json:"margin_lo,omitempty"`
+	MarginHi        *float64 `json:"margin_hi,omitempty"`
+	CommonSuccesses int      `json:"common_successes,omitempty"`
 }
 
 // CellRecord is the JSON line of one cell (CellResult).
@@ -26,6 +31,7 @@ type CellRecord struct {
 	Trials    int       `json:"trials"`
 	Range     float64   `json:"range"`
 	Margin    *float64  `json:"margin,omitempty"`
+	Margins   string    `json:"margin_mode,omitempty"` // jl: fixed, cell or target (absent: fixed)
 	Seed      uint64    `json:"seed"`
 	Found     bool      `json:"found"`
 	DMin      int       `json:"d_min,omitempty"`
@@ -60,15 +66,20 @@ func (r CellResult) Record() CellRecord {
 	rec := CellRecord{Type: "cell", Method: c.Method, L: c.L, K: c.K, Eps: c.Eps, Delta: c.Delta,
 		Trials: c.Trials, Range: c.Range, Seed: c.Seed, Found: r.Search.Found, FailBelow: r.Search.FailBelow,
 		Seconds: r.Seconds}
-	if c.Method == MethodJL {
-		rec.Margin = &c.Margin
+	jl := c.Method == MethodJL
+	if jl {
+		rec.Margin, rec.Margins = &c.Margin, c.Margins.String()
 	}
 	if r.Search.Found {
 		rec.DMin = r.Search.D
 	}
 	for _, t := range r.Search.Tried {
-		rec.Tried = append(rec.Tried, DRecord{D: t.D, Successes: t.Successes, Trials: t.Trials, Rate: t.Rate,
-			Pass: t.Pass, MaxLogRatio: finite(t.MaxLogRatio), MaxLogLeak: finite(t.MaxLogLeak), MaxAbsLogit: t.MaxAbsLogit, MeanIterations: t.MeanIterations})
+		d := DRecord{D: t.D, Successes: t.Successes, Trials: t.Trials, Rate: t.Rate,
+			Pass: t.Pass, MaxLogRatio: finite(t.MaxLogRatio), MaxLogLeak: finite(t.MaxLogLeak), MaxAbsLogit: t.MaxAbsLogit, MeanIterations: t.MeanIterations}
+		if jl {
+			d.Margin, d.MarginLo, d.MarginHi, d.CommonSuccesses = finite(t.Margin), finite(t.MarginLo), finite(t.MarginHi), t.CommonSuccesses
+		}
+		rec.Tried = append(rec.Tried, d)
 	}
 	return rec
 }
@@ -81,20 +92,39 @@ func (g *Group) FitRecords() []FitRecord {
 	}
 }
 
-// result rebuilds the cell result of a JSON line; a null measure becomes NaN.
-func (rec CellRecord) result() CellResult {
+// result rebuilds the cell result of a JSON line; a null measure becomes NaN, a null
+// margin_hi +Inf. A jl record of before the margin modes (no margin_mode, no margin per d)
+// is a fixed-margin one: each d gets the cell's margin and its successes as the common ones.
+func (rec CellRecord) result() (CellResult, error) {
 	c := Cell{Method: rec.Method, L: rec.L, K: rec.K, Trials: rec.Trials, Eps: rec.Eps,
 		Delta: rec.Delta, Range: rec.Range, Seed: rec.Seed}
 	if rec.Margin != nil {
 		c.Margin = *rec.Margin
 	}
+	if rec.Margins != "" {
+		m, err := ParseMarginMode(rec.Margins)
+		if err != nil {
+			return CellResult{}, err
+		}
+		c.Margins = m
+	}
 	sr := SearchResult{Found: rec.Found, D: rec.DMin, FailBelow: rec.FailBelow}
 	for _, t := range rec.Tried {
-		sr.Tried = append(sr.Tried, DResult{D: t.D, Successes: t.Successes, Trials: t.Trials,
+		d := DResult{D: t.D, Successes: t.Successes, Trials: t.Trials,
 			Rate: t.Rate, Pass: t.Pass, MaxLogRatio: orNaN(t.MaxLogRatio), MaxLogLeak: orNaN(t.MaxLogLeak),
-			MaxAbsLogit: t.MaxAbsLogit, MeanIterations: t.MeanIterations})
+			MaxAbsLogit: t.MaxAbsLogit, MeanIterations: t.MeanIterations}
+		if c.Method == MethodJL {
+			d.Margin, d.MarginLo, d.MarginHi, d.CommonSuccesses = c.Margin, c.Margin, c.Margin, t.Successes
+			if t.Margin != nil {
+				d.Margin, d.MarginLo, d.MarginHi, d.CommonSuccesses = *t.Margin, orNaN(t.MarginLo), math.Inf(1), t.CommonSuccesses
+				if t.MarginHi != nil {
+					d.MarginHi = *t.MarginHi
+				}
+			}
+		}
+		sr.Tried = append(sr.Tried, d)
 	}
-	return CellResult{Cell: c, Search: sr, Seconds: rec.Seconds}
+	return CellResult{Cell: c, Search: sr, Seconds: rec.Seconds}, nil
 }
 
 // orNaN returns *p, or NaN for nil.

@@ -31,6 +31,11 @@ type DResult struct {
 	MaxAbsLogit float64
 	// MeanIterations is the mean number of Adam steps per target (gd only).
 	MeanIterations float64
+	// Margin is jl's margin: the fixed one, or the one common margin that realises the most
+	// targets (used by MarginCell; with MarginTarget each target uses its own). Every margin
+	// in [MarginLo, MarginHi] realises CommonSuccesses targets (MarginHi may be +Inf).
+	Margin, MarginLo, MarginHi float64
+	CommonSuccesses            int
 }
 
 // SearchResult is the outcome of a search over d.

@@ -12,6 +12,9 @@
 // instead. With -in it runs nothing and reports, fits and plots the cells of earlier
 // -json outputs, so that an experiment can be run in parts.
 //
+// jl chooses its margin (Delta = log(1/eps) + margin) per target by default (-margin
+// target), or one per cell and d (-margin cell), or takes a fixed one (-margin 0.5).
+//
 //	expressive -L 16,64,256,1024 -k 1,2,4 -method jl -json > runs/jl.jsonl
 //	expressive -L 16,32,64 -k 2 -method gd -json > runs/gd.jsonl
 //	expressive -in runs/jl.jsonl,runs/gd.jsonl -json -plot runs/d.png > runs/all.jsonl
@@ -25,6 +28,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"lipformer/expressive"
@@ -61,7 +65,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.exp.JLSearch.Max, "d-max", 1<<20, "largest head width d tried by jl")
 	fs.Float64Var(&c.exp.JLSearch.RelTol, "rel-tol", 0, "jl bisection stops at hi-lo <= rel-tol*lo (0: exact)")
 	fs.Float64Var(&c.exp.Range, "range", 10, "target values are log-uniform on [1, range]")
-	fs.Float64Var(&c.exp.Margin, "margin", expressive.DefaultMargin, "jl margin in nats: Delta = log(1/eps) + margin")
+	margin := fs.String("margin", "target", "jl margin in nats, Delta = log(1/eps) + margin: target (each target's input uses a margin that realises it, if any: the smallest d over all margins), cell (one margin per cell and d, the one realising the most targets), or a fixed number >= 0 (0.5 before the margin was optimised)")
 	fs.IntVar(&c.exp.GD.MaxIter, "gd-iters", expressive.DefaultGDOptions(0.1).MaxIter, "gd: Adam steps per target")
 	fs.Float64Var(&c.exp.GD.LearningRate, "gd-lr", expressive.DefaultGDOptions(0.1).LearningRate, "gd: Adam learning rate")
 	fs.IntVar(&c.exp.GDLMax, "gd-L-max", 256, "gd runs only for L <= gd-L-max")
@@ -86,6 +90,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	default:
 		return nil, fmt.Errorf("-gd-search: %q is not double or walk", *gdSearch)
 	}
+	if err := c.parseMargin(*margin); err != nil {
+		return nil, err
+	}
 	if *in != "" {
 		c.inPaths = strings.Split(*in, ",")
 	}
@@ -104,6 +111,20 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		c.exp.Methods = append(c.exp.Methods, m)
 	}
 	return c, c.check()
+}
+
+// parseMargin sets the jl margin from -margin: a mode name or a fixed number.
+func (c *config) parseMargin(s string) error {
+	if mode, err := expressive.ParseMarginMode(s); err == nil && mode != expressive.MarginFixed {
+		c.exp.Margins = mode
+		return nil
+	}
+	m, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(m >= 0) || math.IsInf(m, 1) {
+		return fmt.Errorf("-margin = %q, want target, cell or a finite number >= 0", s)
+	}
+	c.exp.Margins, c.exp.Margin = expressive.MarginFixed, m
+	return nil
 }
 
 // check validates the numeric flags, naming the flag at fault.
@@ -128,8 +149,6 @@ func (c *config) check() error {
 		return fmt.Errorf("-gd-rel-tol = %v, want finite and >= 0", e.GDSearch.RelTol)
 	case !(e.Range >= 1) || math.IsInf(e.Range, 1):
 		return fmt.Errorf("-range = %v, want finite and >= 1", e.Range)
-	case !(e.Margin >= 0) || math.IsInf(e.Margin, 1):
-		return fmt.Errorf("-margin = %v, want finite and >= 0", e.Margin)
 	case e.GD.MaxIter < 1:
 		return fmt.Errorf("-gd-iters = %d, want >= 1", e.GD.MaxIter)
 	case !(e.GD.LearningRate > 0) || math.IsInf(e.GD.LearningRate, 1):

@@ -25,6 +25,8 @@ func TestFlagErrorsNameTheFlag(t *testing.T) {
 		{[]string{"-trials", "0"}, "-trials"},
 		{[]string{"-range", "0.5"}, "-range"},
 		{[]string{"-margin", "-1"}, "-margin"},
+		{[]string{"-margin", "auto"}, "-margin"},
+		{[]string{"-margin", "fixed"}, "-margin"},
 		{[]string{"-d-max", "0"}, "-d-max"},
 		{[]string{"-gd-lr", "0"}, "-gd-lr"},
 		{[]string{"-gd-d-start", "0"}, "-gd-d-start"},
@@ -57,6 +59,29 @@ func TestSearchFlags(t *testing.T) {
 	}
 	if c, err = parseFlags(nil, &bytes.Buffer{}); err != nil || c.exp.Search(expressive.MethodGD).Walk {
 		t.Errorf("default gd search %+v (%v), want doubling", c.exp.Search(expressive.MethodGD), err)
+	}
+}
+
+// -margin is target by default, cell, or a fixed number.
+func TestMarginFlag(t *testing.T) {
+	for _, c := range []struct {
+		args   []string
+		mode   expressive.MarginMode
+		margin float64
+	}{
+		{nil, expressive.MarginTarget, 0},
+		{[]string{"-margin", "target"}, expressive.MarginTarget, 0},
+		{[]string{"-margin", "cell"}, expressive.MarginCell, 0},
+		{[]string{"-margin", "0.5"}, expressive.MarginFixed, 0.5},
+		{[]string{"-margin", "0"}, expressive.MarginFixed, 0},
+	} {
+		cfg, err := parseFlags(c.args, &bytes.Buffer{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.exp.Margins != c.mode || cfg.exp.Margin != c.margin {
+			t.Errorf("%v: margin %v %v, want %v %v", c.args, cfg.exp.Margins, cfg.exp.Margin, c.mode, c.margin)
+		}
 	}
 }
 
