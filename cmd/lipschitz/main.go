@@ -81,6 +81,7 @@ type config struct {
 	plotPath string
 	ckpt     string
 	searchN  int
+	shapes   []tightness.Shape // every (-d, -heads) pair with H dividing D
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -89,8 +90,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	c := &config{}
 	attn := fs.String("attn", "l2", "attention: l2 (tied L2) or dp (dot product)")
 	ns := fs.String("n", defaultNs, "comma-separated sequence lengths N")
-	fs.IntVar(&c.exp.Dim, "d", 1, "width D")
-	fs.IntVar(&c.exp.Heads, "heads", 1, "heads H (D must be a multiple)")
+	dims := fs.String("d", "1", "comma-separated widths D; with several D or H every pair with H dividing D is run (table and plot of the ratios against D)")
+	heads := fs.String("heads", "1", "comma-separated heads H (each D must be a multiple of some H)")
 	fs.BoolVar(&c.exp.Causal, "causal", false, "causal mask (row i attends to j <= i)")
 	fs.StringVar(&c.exp.Weights, "weights", "unit", "weights: unit (every map the identity; 1 for D = 1) or random (N(0, 1/D) from -seed)")
 	fs.StringVar(&c.exp.Engine, "engine", "auto", "Jacobian: auto (closed form for D = H = 1, else graph), graph or scalar")
@@ -101,9 +102,13 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.Float64Var(&c.exp.Search.LRFinal, "lr-final", search.DefaultLRFinal, "the last step size as a fraction of -lr, in (0, 1]")
 	radius := fs.String("radius", "", "comma-separated box radii R for ||X||_inf <= R (0: no box); default none for l2, "+defaultDPRadii+" for dp")
 	norm := fs.String("norm", "inf", "Jacobian norm: inf or 2")
-	fs.Float64Var(&c.exp.Search.InitMin, "init-min", 0.2, "unboxed starts: smallest sigma of X ~ N(0, sigma^2)")
-	fs.Float64Var(&c.exp.Search.InitMax, "init-max", 2, "unboxed starts: largest sigma (sigma is log-uniform per start)")
+	fs.Float64Var(&c.exp.Search.Escape, "escape", search.DefaultEscape, "unboxed starts: an N(0, 1) draw scaled to where ||J|| first exceeds 1 + this times ||J(0)||, the plateau's edge (0: X ~ N(0, sigma^2) as -init-min and -init-max say)")
+	fs.Float64Var(&c.exp.Search.InitMin, "init-min", 0.2, "with -escape 0, unboxed starts: smallest sigma of X ~ N(0, sigma^2)")
+	fs.Float64Var(&c.exp.Search.InitMax, "init-max", 2, "with -escape 0, unboxed starts: largest sigma (sigma is log-uniform per start)")
+	restarts := fs.Int("restarts", -1, fmt.Sprintf("climbs of each start after the first, from its best input plus noise, sharing half the -steps (0: none; default %d for l2, 0 for dp, whose box needs the steps)", search.DefaultRestarts))
+	fs.Float64Var(&c.exp.Search.Perturb, "perturb", search.DefaultPerturb, "the restarts' noise, times the standard deviation of the best input's entries")
 	fs.Uint64Var(&c.exp.Search.Seed, "seed", 1, "random seed: start s of every run draws from PCG(seed, s)")
+	construction := fs.Bool("construction", true, "also evaluate the two-cluster inputs (about 70 Jacobians per cell)")
 	fs.BoolVar(&c.exp.Warm, "warm", true, "with several radii, start 0 of each radius begins at the previous radius's best input, scaled")
 	fs.IntVar(&c.exp.Workers, "workers", 1, "goroutines sharing the starts (the result does not depend on it)")
 	fs.BoolVar(&c.json, "json", false, "write one JSON object per (N, R) to stdout (human table to stderr)")
@@ -121,10 +126,20 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	switch *attn {
 	case "l2":
 		c.exp.Kind = ops.L2
+		c.exp.Search.Restarts = search.DefaultRestarts
 	case "dp":
 		c.exp.Kind = ops.DotProduct
 	default:
 		return nil, fmt.Errorf("-attn %q: want l2 or dp", *attn)
+	}
+	if *restarts >= 0 {
+		c.exp.Search.Restarts = *restarts
+	} else if *restarts != -1 {
+		return nil, fmt.Errorf("-restarts = %d, want >= 0", *restarts)
+	}
+	c.exp.NoConstruction = !*construction
+	if err := c.parseShapes(*dims, *heads); err != nil {
+		return nil, err
 	}
 	if c.exp.Search.Norm, err = search.ParseNorm(*norm); err != nil {
 		return nil, fmt.Errorf("-norm: %w", err)
@@ -147,10 +162,6 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 func (c *config) check() error {
 	e := &c.exp
 	switch {
-	case e.Dim < 1:
-		return fmt.Errorf("-d = %d, want >= 1", e.Dim)
-	case e.Heads < 1 || e.Dim%e.Heads != 0:
-		return fmt.Errorf("-heads = %d, want >= 1 and dividing -d = %d", e.Heads, e.Dim)
 	case e.Weights != "unit" && e.Weights != "random":
 		return fmt.Errorf("-weights %q: want unit or random", e.Weights)
 	case e.Engine != "auto" && e.Engine != "graph" && e.Engine != "scalar":
@@ -167,6 +178,10 @@ func (c *config) check() error {
 		return fmt.Errorf("-lr = %v, want finite and > 0", e.Search.LR)
 	case !(e.Search.LRFinal > 0 && e.Search.LRFinal <= 1):
 		return fmt.Errorf("-lr-final = %v, want in (0, 1]", e.Search.LRFinal)
+	case !(e.Search.Escape >= 0) || math.IsInf(e.Search.Escape, 1):
+		return fmt.Errorf("-escape = %v, want finite and >= 0", e.Search.Escape)
+	case e.Search.Restarts > 0 && (!(e.Search.Perturb > 0) || math.IsInf(e.Search.Perturb, 1)):
+		return fmt.Errorf("-perturb = %v, want finite and > 0", e.Search.Perturb)
 	case !(e.Search.InitMin > 0) || math.IsInf(e.Search.InitMin, 1):
 		return fmt.Errorf("-init-min = %v, want finite and > 0", e.Search.InitMin)
 	case !(e.Search.InitMax >= e.Search.InitMin) || math.IsInf(e.Search.InitMax, 1):
@@ -186,6 +201,26 @@ func (c *config) check() error {
 			return fmt.Errorf("-plot %q: want a .png or .svg file", c.plotPath)
 		}
 	}
+	return nil
+}
+
+// parseShapes reads -d and -heads into c.shapes, the first shape into c.exp.
+func (c *config) parseShapes(dims, heads string) error {
+	ds, err := cli.Ints("-d", dims)
+	if err != nil {
+		return err
+	}
+	hs, err := cli.Ints("-heads", heads)
+	if err != nil {
+		return err
+	}
+	c.shapes = tightness.Shapes(ds, hs)
+	for _, d := range ds {
+		if len(tightness.Shapes([]int{d}, hs)) == 0 {
+			return fmt.Errorf("-heads %s: none divides -d = %d", heads, d)
+		}
+	}
+	c.exp.Dim, c.exp.Heads = c.shapes[0].Dim, c.shapes[0].Heads
 	return nil
 }
 

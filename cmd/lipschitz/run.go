@@ -27,7 +27,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		human = stderr
 	}
 	var p tightness.Progress
-	bar := cli.Bar(stderr, len(c.exp.Ns)*len(c.exp.Radii)*c.exp.Search.Starts, "starts")
+	bar := cli.Bar(stderr, len(c.shapes)*len(c.exp.Ns)*len(c.exp.Radii)*c.exp.Search.Starts, "starts")
 	if bar != nil {
 		p.Cell = func(n int, r float64) { bar.Describe(fmt.Sprintf("N=%d R=%g", n, r)) }
 		p.Start = func() { _ = bar.Add(1) }
@@ -35,7 +35,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if c.json {
 		p.Record = func(r tightness.Record) error { return json.NewEncoder(stdout).Encode(r) }
 	}
-	recs, err := tightness.Run(c.exp, p)
+	recs, err := tightness.RunShapes(c.exp, c.shapes, p)
 	if err != nil {
 		return err
 	}
@@ -43,14 +43,22 @@ func run(args []string, stdout, stderr io.Writer) error {
 		_ = bar.Finish()
 		fmt.Fprintln(stderr)
 	}
-	tightness.WriteTable(human, c.exp, recs)
+	if len(c.shapes) > 1 {
+		tightness.WriteShapeTable(human, recs)
+	} else {
+		tightness.WriteTable(human, c.exp, recs)
+	}
 	if c.csvPath != "" {
 		if err := writeCSV(c.csvPath, recs); err != nil {
 			return fmt.Errorf("-csv: %w", err)
 		}
 	}
 	if c.plotPath != "" {
-		if err := tightness.SavePlot(c.plotPath, c.exp, recs); err != nil {
+		save := func() error { return tightness.SavePlot(c.plotPath, c.exp, recs) }
+		if len(c.shapes) > 1 {
+			save = func() error { return tightness.SaveShapePlot(c.plotPath, recs) }
+		}
+		if err := save(); err != nil {
 			return fmt.Errorf("-plot: %w", err)
 		}
 	}

@@ -2,6 +2,7 @@ package search
 
 import (
 	"math"
+	"math/rand/v2"
 	"reflect"
 	"testing"
 
@@ -35,7 +36,15 @@ func TestMaximizeDeterministic(t *testing.T) {
 		t.Errorf("one map: %+v\ntwo maps: %+v", one, two)
 	}
 	for s, best := range one.PerStart {
-		start := exactNorm(t, newMap(), NormInf, startPoint(12, o, s))
+		obj, err := NewObjective(newMap(), NormInf, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x, err := startPoint(obj, o, s, rand.New(rand.NewPCG(o.Seed, uint64(s))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := exactNorm(t, newMap(), NormInf, x)
 		if !(best >= start) {
 			t.Errorf("start %d: best %v below its starting value %v", s, best, start)
 		}
