@@ -12,12 +12,22 @@
 // Defaults reproduce Kim et al. 5.1: L2 attention, D = H = 1, unit weights
 // (W^Q = W^V = W^O = 1), N from 2 to 1000 on a log grid, 50 random starts per
 // N, the inf-norm. The default 200 steps of size 0.03, decayed to 0.003,
-// converge on this problem (at N = 100 and 316, 300 to 1000 steps change the
-// best value by under 1e-3 relatively); the starts draw X ~ N(0, sigma^2)
-// with sigma log-uniform in [0.2, 2] (small starts sit on a plateau for small
-// N, large ones end at poorer local maxima for large N); the full Jacobian is
-// computed every -refresh 5 steps, the arg-max row followed in between (as
-// good as every step at N = 100 and 316, five times faster).
+// converge on this problem; the full Jacobian is computed every -refresh 5
+// steps, the arg-max row followed in between (as good as every step, five
+// times faster). Each unboxed start is an N(0, 1) draw scaled to the edge of
+// the plateau around 0 (-escape; inside it ||J||_inf = 1 with a zero
+// gradient), and climbs twice more from its best input plus noise (-restarts,
+// -perturb), the restarts sharing half the steps: 5 starts then come within
+// 3% of 50 at N = 2 to 128, where the earlier X ~ N(0, sigma^2) with sigma
+// log-uniform in [-init-min, -init-max] (-escape 0 -restarts 0) fell up to
+// 18% short (docs/lipschitz_search.md).
+//
+// With lists in -d and -heads, every (D, H) with H dividing D is run in turn
+// (random weights need -weights random), and the table and plot show the
+// lower bound over [K]'s bound (kim) and the product bound, and the token
+// norm of J at the best input over the token-norm bound, against D:
+//
+//	lipschitz -d 2,4,8,16,32 -heads 1,2,4 -weights random -n 16,64 -steps 150 -refresh 25 -construction=false -json -plot docs/lipschitz_shapes.png
 //
 // Dot-product attention is not Lipschitz: it is searched inside boxes ||X||_inf <= R
 // (-radius, default 1,2,5,10,20,50); reaching R = 50 takes -steps 2000. With several
