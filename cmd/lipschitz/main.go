@@ -92,6 +92,7 @@ type config struct {
 	ckpt     string
 	searchN  int
 	shapes   []tightness.Shape // every (-d, -heads) pair with H dividing D
+	records  string            // read the records from this file instead of searching
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -124,6 +125,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.json, "json", false, "write one JSON object per (N, R) to stdout (human table to stderr)")
 	fs.StringVar(&c.csvPath, "csv", "", "write one CSV row per (N, R) to this file")
 	fs.StringVar(&c.plotPath, "plot", "", "plot the bounds to this .png or .svg file: against N, or against R when there are several radii")
+	fs.StringVar(&c.records, "records", "", "instead of searching, read the JSON records of earlier -json runs from this file (concatenated) and write their table, CSV and plot")
 	fs.StringVar(&c.ckpt, "ckpt", "", "instead of the experiment, certify a trained model: a run directory or checkpoint file")
 	fs.IntVar(&c.searchN, "search-n", 0, "with -ckpt: search every tied L2 attention layer for lower bounds on sequences of this many tokens, with -inits starts of -steps steps, and print the looseness certified / lower (0: no search)")
 	if err := cli.Parse(fs, args); err != nil {

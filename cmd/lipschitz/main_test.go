@@ -103,16 +103,23 @@ func TestRunOutputs(t *testing.T) {
 }
 
 // With lists in -d and -heads every pair with H dividing D is run, and the table of ratios
-// and the plot against D are written.
+// and the plot against D are written; -records writes the same table from the JSON records.
 func TestRunShapes(t *testing.T) {
-	plotPath := filepath.Join(t.TempDir(), "shapes.png")
-	stdout, _ := mustRun(t, "-d", "1,2", "-heads", "1,2", "-weights", "random", "-n", "3", "-inits", "1", "-steps", "4",
-		"-construction=false", "-plot", plotPath)
-	if !strings.Contains(stdout, "lower/product") || strings.Count(stdout, "\n") != 4 {
-		t.Errorf("want the shape table with 3 rows:\n%s", stdout)
+	dir := t.TempDir()
+	plotPath, recPath := filepath.Join(dir, "shapes.png"), filepath.Join(dir, "shapes.jsonl")
+	stdout, stderr := mustRun(t, "-d", "1,2", "-heads", "1,2", "-weights", "random", "-n", "3", "-inits", "1", "-steps", "4",
+		"-construction=false", "-plot", plotPath, "-json")
+	if !strings.Contains(stderr, "lower/product") || strings.Count(stderr, "\n") != 4 || countLines(t, stdout) != 3 {
+		t.Errorf("want the shape table with 3 rows and 3 records:\n%s\n%s", stderr, stdout)
 	}
 	if info, err := os.Stat(plotPath); err != nil || info.Size() == 0 {
 		t.Errorf("plot: %v", err)
+	}
+	if err := os.WriteFile(recPath, []byte(stdout), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := mustRun(t, "-records", recPath); again != stderr {
+		t.Errorf("-records table:\n%s\nwant\n%s", again, stderr)
 	}
 }
 

@@ -26,24 +26,15 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if c.json {
 		human = stderr
 	}
-	var p tightness.Progress
-	bar := cli.Bar(stderr, len(c.shapes)*len(c.exp.Ns)*len(c.exp.Radii)*c.exp.Search.Starts, "starts")
-	if bar != nil {
-		p.Cell = func(n int, r float64) { bar.Describe(fmt.Sprintf("N=%d R=%g", n, r)) }
-		p.Start = func() { _ = bar.Add(1) }
-	}
-	if c.json {
-		p.Record = func(r tightness.Record) error { return json.NewEncoder(stdout).Encode(r) }
-	}
-	recs, err := tightness.RunShapes(c.exp, c.shapes, p)
+	recs, err := records(c, stdout, stderr)
 	if err != nil {
 		return err
 	}
-	if bar != nil {
-		_ = bar.Finish()
-		fmt.Fprintln(stderr)
+	shapes := map[tightness.Shape]bool{}
+	for _, r := range recs {
+		shapes[tightness.Shape{Dim: r.D, Heads: r.Heads}] = true
 	}
-	if len(c.shapes) > 1 {
+	if len(shapes) > 1 {
 		tightness.WriteShapeTable(human, recs)
 	} else {
 		tightness.WriteTable(human, c.exp, recs)
@@ -55,7 +46,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	if c.plotPath != "" {
 		save := func() error { return tightness.SavePlot(c.plotPath, c.exp, recs) }
-		if len(c.shapes) > 1 {
+		if len(shapes) > 1 {
 			save = func() error { return tightness.SaveShapePlot(c.plotPath, recs) }
 		}
 		if err := save(); err != nil {
@@ -63,6 +54,41 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// records runs every shape of c, streaming JSON records to stdout with -json, or with
+// -records reads them from that file.
+func records(c *config, stdout, stderr io.Writer) ([]tightness.Record, error) {
+	if c.records != "" {
+		f, err := os.Open(c.records)
+		if err != nil {
+			return nil, fmt.Errorf("-records: %w", err)
+		}
+		defer f.Close()
+		recs, err := tightness.ReadRecords(f)
+		if err != nil {
+			return nil, fmt.Errorf("-records: %w", err)
+		}
+		return recs, nil
+	}
+	var p tightness.Progress
+	bar := cli.Bar(stderr, len(c.shapes)*len(c.exp.Ns)*len(c.exp.Radii)*c.exp.Search.Starts, "starts")
+	if bar != nil {
+		p.Cell = func(n int, r float64) { bar.Describe(fmt.Sprintf("N=%d R=%g", n, r)) }
+		p.Start = func() { _ = bar.Add(1) }
+	}
+	if c.json {
+		p.Record = func(r tightness.Record) error { return json.NewEncoder(stdout).Encode(r) }
+	}
+	recs, err := tightness.RunShapes(c.exp, c.shapes, p)
+	if err != nil {
+		return nil, err
+	}
+	if bar != nil {
+		_ = bar.Finish()
+		fmt.Fprintln(stderr)
+	}
+	return recs, nil
 }
 
 // writeCSV writes the records as CSV to a new file at path.

@@ -1,5 +1,12 @@
 package tightness
 
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
 // Record is the result of one cell (N, R), also its JSON object.
 type Record struct {
 	Attn          string    `json:"attn"`
@@ -39,4 +46,21 @@ type Record struct {
 	Engine        string    `json:"engine"`
 	Seconds       float64   `json:"seconds"`
 	X             []float64 `json:"x,omitempty"` // the input, only when lower > upper
+}
+
+// ReadRecords reads the JSON records written one per line (or concatenated) by a run.
+func ReadRecords(r io.Reader) ([]Record, error) {
+	var recs []Record
+	dec := json.NewDecoder(r)
+	for {
+		var rec Record
+		err := dec.Decode(&rec)
+		if errors.Is(err, io.EOF) {
+			return recs, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("tightness: record %d: %w", len(recs)+1, err)
+		}
+		recs = append(recs, rec)
+	}
 }

@@ -3,6 +3,8 @@ package tightness
 import (
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"gonum.org/v1/plot"
@@ -64,9 +66,14 @@ func SaveShapePlot(path string, recs []Record) error {
 		return fmt.Errorf("tightness: no records to plot")
 	}
 	p := plot.New()
-	r0 := recs[0]
-	p.Title.Text = fmt.Sprintf("tied L2 attention, %s weights: best ||J||_%s / upper bound, %d starts x %d Adam steps",
-		r0.Weights, r0.Norm, r0.Inits, r0.Steps)
+	var budgets []string
+	for _, r := range recs {
+		if b := fmt.Sprintf("%d x %d", r.Inits, r.Steps); !slices.Contains(budgets, b) {
+			budgets = append(budgets, b)
+		}
+	}
+	p.Title.Text = fmt.Sprintf("tied L2 attention, %s weights: best ||J||_%s / upper bound; starts x Adam steps %s",
+		recs[0].Weights, recs[0].Norm, strings.Join(budgets, ", "))
 	p.X.Label.Text = "width D"
 	p.Y.Label.Text = "lower bound / upper bound"
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
