@@ -116,7 +116,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.Float64Var(&c.exp.Search.Escape, "escape", search.DefaultEscape, "unboxed starts: an N(0, 1) draw scaled to where ||J|| first exceeds 1 + this times ||J(0)||, the plateau's edge (0: X ~ N(0, sigma^2) as -init-min and -init-max say)")
 	fs.Float64Var(&c.exp.Search.InitMin, "init-min", 0.2, "with -escape 0, unboxed starts: smallest sigma of X ~ N(0, sigma^2)")
 	fs.Float64Var(&c.exp.Search.InitMax, "init-max", 2, "with -escape 0, unboxed starts: largest sigma (sigma is log-uniform per start)")
-	restarts := fs.Int("restarts", -1, fmt.Sprintf("climbs of each start after the first, from its best input plus noise, sharing half the -steps (0: none; default %d for l2, 0 for dp, whose box needs the steps)", search.DefaultRestarts))
+	restarts := fs.String("restarts", "", fmt.Sprintf("climbs of each start after the first, from its best input plus noise, sharing half the -steps (0: none); default %d for l2, 0 for dp, whose box needs the steps", search.DefaultRestarts))
 	fs.Float64Var(&c.exp.Search.Perturb, "perturb", search.DefaultPerturb, "the restarts' noise, times the standard deviation of the best input's entries")
 	fs.Uint64Var(&c.exp.Search.Seed, "seed", 1, "random seed: start s of every run draws from PCG(seed, s)")
 	construction := fs.Bool("construction", true, "also evaluate the two-cluster inputs (about 70 Jacobians per cell)")
@@ -144,10 +144,10 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	default:
 		return nil, fmt.Errorf("-attn %q: want l2 or dp", *attn)
 	}
-	if *restarts >= 0 {
-		c.exp.Search.Restarts = *restarts
-	} else if *restarts != -1 {
-		return nil, fmt.Errorf("-restarts = %d, want >= 0", *restarts)
+	if *restarts != "" {
+		if c.exp.Search.Restarts, err = strconv.Atoi(*restarts); err != nil || c.exp.Search.Restarts < 0 {
+			return nil, fmt.Errorf("-restarts %q: want an integer >= 0", *restarts)
+		}
 	}
 	c.exp.NoConstruction = !*construction
 	if err := c.parseShapes(*dims, *heads); err != nil {

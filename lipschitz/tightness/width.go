@@ -111,6 +111,7 @@ func SaveShapePlot(path string, recs []Record) error {
 	if err := plotutil.AddLinePoints(p, args...); err != nil {
 		return err
 	}
-	p.Legend.Top = false
+	p.Legend.Top, p.Legend.Left = false, true // the small ratios are at large D
+	p.Legend.XOffs, p.Legend.YOffs = vg.Points(10), vg.Points(10)
 	return p.Save(9*vg.Inch, 6*vg.Inch, path)
 }
