@@ -52,7 +52,7 @@ func startPoint(obj *Objective, o Options, s int, rng *rand.Rand) ([]float64, er
 // along a translation, so ||J||_inf is 1 with a zero gradient wherever every
 // entry is positive: a start inside stays there. Larger starts escape it but,
 // for large N, lead to poorer local maxima; the plateau's edge avoids both
-// (docs/lipschitz_search.md). If no scale up to escapeMin 2^escapeDoublings
+// (docs/lipschitz_search.md). If no scale up to escapeMin 2^(escapeDoublings-1)
 // rises that far, it returns z at the scale of the largest norm met.
 func escape(obj *Objective, z []float64, rise float64) ([]float64, error) {
 	x := make([]float64, len(z))
