@@ -12,12 +12,22 @@
 // Defaults reproduce Kim et al. 5.1: L2 attention, D = H = 1, unit weights
 // (W^Q = W^V = W^O = 1), N from 2 to 1000 on a log grid, 50 random starts per
 // N, the inf-norm. The default 200 steps of size 0.03, decayed to 0.003,
-// converge on this problem (at N = 100 and 316, 300 to 1000 steps change the
-// best value by under 1e-3 relatively); the starts draw X ~ N(0, sigma^2)
-// with sigma log-uniform in [0.2, 2] (small starts sit on a plateau for small
-// N, large ones end at poorer local maxima for large N); the full Jacobian is
-// computed every -refresh 5 steps, the arg-max row followed in between (as
-// good as every step at N = 100 and 316, five times faster).
+// converge on this problem; the full Jacobian is computed every -refresh 5
+// steps, the arg-max row followed in between (as good as every step, five
+// times faster). Each unboxed start is an N(0, 1) draw scaled to the edge of
+// the plateau around 0 (-escape; inside it ||J||_inf = 1 with a zero
+// gradient), and climbs twice more from its best input plus noise (-restarts,
+// -perturb), the restarts sharing half the steps: 5 starts then come within
+// 3% of 50 at N = 2 to 128, where the earlier X ~ N(0, sigma^2) with sigma
+// log-uniform in [-init-min, -init-max] (-escape 0 -restarts 0) fell up to
+// 18% short (docs/lipschitz_search.md).
+//
+// With lists in -d and -heads, every (D, H) with H dividing D is run in turn
+// (random weights need -weights random), and the table and plot show the
+// lower bound over [K]'s bound (kim) and the product bound, and the token
+// norm of J at the best input over the token-norm bound, against D:
+//
+//	lipschitz -d 2,4,8,16,32 -heads 1,2,4 -weights random -n 16,64 -steps 150 -refresh 25 -construction=false -json -plot docs/lipschitz_shapes.png
 //
 // Dot-product attention is not Lipschitz: it is searched inside boxes ||X||_inf <= R
 // (-radius, default 1,2,5,10,20,50); reaching R = 50 takes -steps 2000. With several
@@ -81,6 +91,8 @@ type config struct {
 	plotPath string
 	ckpt     string
 	searchN  int
+	shapes   []tightness.Shape // every (-d, -heads) pair with H dividing D
+	records  string            // read the records from this file instead of searching
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -89,8 +101,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	c := &config{}
 	attn := fs.String("attn", "l2", "attention: l2 (tied L2) or dp (dot product)")
 	ns := fs.String("n", defaultNs, "comma-separated sequence lengths N")
-	fs.IntVar(&c.exp.Dim, "d", 1, "width D")
-	fs.IntVar(&c.exp.Heads, "heads", 1, "heads H (D must be a multiple)")
+	dims := fs.String("d", "1", "comma-separated widths D; with several D or H every pair with H dividing D is run (table and plot of the ratios against D)")
+	heads := fs.String("heads", "1", "comma-separated heads H (each D must be a multiple of some H)")
 	fs.BoolVar(&c.exp.Causal, "causal", false, "causal mask (row i attends to j <= i)")
 	fs.StringVar(&c.exp.Weights, "weights", "unit", "weights: unit (every map the identity; 1 for D = 1) or random (N(0, 1/D) from -seed)")
 	fs.StringVar(&c.exp.Engine, "engine", "auto", "Jacobian: auto (closed form for D = H = 1, else graph), graph or scalar")
@@ -101,14 +113,19 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.Float64Var(&c.exp.Search.LRFinal, "lr-final", search.DefaultLRFinal, "the last step size as a fraction of -lr, in (0, 1]")
 	radius := fs.String("radius", "", "comma-separated box radii R for ||X||_inf <= R (0: no box); default none for l2, "+defaultDPRadii+" for dp")
 	norm := fs.String("norm", "inf", "Jacobian norm: inf or 2")
-	fs.Float64Var(&c.exp.Search.InitMin, "init-min", 0.2, "unboxed starts: smallest sigma of X ~ N(0, sigma^2)")
-	fs.Float64Var(&c.exp.Search.InitMax, "init-max", 2, "unboxed starts: largest sigma (sigma is log-uniform per start)")
+	fs.Float64Var(&c.exp.Search.Escape, "escape", search.DefaultEscape, "unboxed starts: an N(0, 1) draw scaled to where ||J|| first exceeds 1 + this times ||J(0)||, the plateau's edge (0: X ~ N(0, sigma^2) as -init-min and -init-max say)")
+	fs.Float64Var(&c.exp.Search.InitMin, "init-min", 0.2, "with -escape 0, unboxed starts: smallest sigma of X ~ N(0, sigma^2)")
+	fs.Float64Var(&c.exp.Search.InitMax, "init-max", 2, "with -escape 0, unboxed starts: largest sigma (sigma is log-uniform per start)")
+	restarts := fs.String("restarts", "", fmt.Sprintf("climbs of each start after the first, from its best input plus noise, sharing half the -steps (0: none); default %d for l2, 0 for dp, whose box needs the steps", search.DefaultRestarts))
+	fs.Float64Var(&c.exp.Search.Perturb, "perturb", search.DefaultPerturb, "the restarts' noise, times the standard deviation of the best input's entries")
 	fs.Uint64Var(&c.exp.Search.Seed, "seed", 1, "random seed: start s of every run draws from PCG(seed, s)")
+	construction := fs.Bool("construction", true, "also evaluate the two-cluster inputs (about 70 Jacobians per cell)")
 	fs.BoolVar(&c.exp.Warm, "warm", true, "with several radii, start 0 of each radius begins at the previous radius's best input, scaled")
 	fs.IntVar(&c.exp.Workers, "workers", 1, "goroutines sharing the starts (the result does not depend on it)")
 	fs.BoolVar(&c.json, "json", false, "write one JSON object per (N, R) to stdout (human table to stderr)")
 	fs.StringVar(&c.csvPath, "csv", "", "write one CSV row per (N, R) to this file")
 	fs.StringVar(&c.plotPath, "plot", "", "plot the bounds to this .png or .svg file: against N, or against R when there are several radii")
+	fs.StringVar(&c.records, "records", "", "instead of searching, read the JSON records of earlier -json runs from this file (concatenated) and write their table, CSV and plot")
 	fs.StringVar(&c.ckpt, "ckpt", "", "instead of the experiment, certify a trained model: a run directory or checkpoint file")
 	fs.IntVar(&c.searchN, "search-n", 0, "with -ckpt: search every tied L2 attention layer for lower bounds on sequences of this many tokens, with -inits starts of -steps steps, and print the looseness certified / lower (0: no search)")
 	if err := cli.Parse(fs, args); err != nil {
@@ -121,10 +138,20 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	switch *attn {
 	case "l2":
 		c.exp.Kind = ops.L2
+		c.exp.Search.Restarts = search.DefaultRestarts
 	case "dp":
 		c.exp.Kind = ops.DotProduct
 	default:
 		return nil, fmt.Errorf("-attn %q: want l2 or dp", *attn)
+	}
+	if *restarts != "" {
+		if c.exp.Search.Restarts, err = strconv.Atoi(*restarts); err != nil || c.exp.Search.Restarts < 0 {
+			return nil, fmt.Errorf("-restarts %q: want an integer >= 0", *restarts)
+		}
+	}
+	c.exp.NoConstruction = !*construction
+	if err := c.parseShapes(*dims, *heads); err != nil {
+		return nil, err
 	}
 	if c.exp.Search.Norm, err = search.ParseNorm(*norm); err != nil {
 		return nil, fmt.Errorf("-norm: %w", err)
@@ -147,10 +174,6 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 func (c *config) check() error {
 	e := &c.exp
 	switch {
-	case e.Dim < 1:
-		return fmt.Errorf("-d = %d, want >= 1", e.Dim)
-	case e.Heads < 1 || e.Dim%e.Heads != 0:
-		return fmt.Errorf("-heads = %d, want >= 1 and dividing -d = %d", e.Heads, e.Dim)
 	case e.Weights != "unit" && e.Weights != "random":
 		return fmt.Errorf("-weights %q: want unit or random", e.Weights)
 	case e.Engine != "auto" && e.Engine != "graph" && e.Engine != "scalar":
@@ -167,6 +190,10 @@ func (c *config) check() error {
 		return fmt.Errorf("-lr = %v, want finite and > 0", e.Search.LR)
 	case !(e.Search.LRFinal > 0 && e.Search.LRFinal <= 1):
 		return fmt.Errorf("-lr-final = %v, want in (0, 1]", e.Search.LRFinal)
+	case !(e.Search.Escape >= 0) || math.IsInf(e.Search.Escape, 1):
+		return fmt.Errorf("-escape = %v, want finite and >= 0", e.Search.Escape)
+	case e.Search.Restarts > 0 && (!(e.Search.Perturb > 0) || math.IsInf(e.Search.Perturb, 1)):
+		return fmt.Errorf("-perturb = %v, want finite and > 0", e.Search.Perturb)
 	case !(e.Search.InitMin > 0) || math.IsInf(e.Search.InitMin, 1):
 		return fmt.Errorf("-init-min = %v, want finite and > 0", e.Search.InitMin)
 	case !(e.Search.InitMax >= e.Search.InitMin) || math.IsInf(e.Search.InitMax, 1):
@@ -186,6 +213,26 @@ func (c *config) check() error {
 			return fmt.Errorf("-plot %q: want a .png or .svg file", c.plotPath)
 		}
 	}
+	return nil
+}
+
+// parseShapes reads -d and -heads into c.shapes, the first shape into c.exp.
+func (c *config) parseShapes(dims, heads string) error {
+	ds, err := cli.Ints("-d", dims)
+	if err != nil {
+		return err
+	}
+	hs, err := cli.Ints("-heads", heads)
+	if err != nil {
+		return err
+	}
+	c.shapes = tightness.Shapes(ds, hs)
+	for _, d := range ds {
+		if len(tightness.Shapes([]int{d}, hs)) == 0 {
+			return fmt.Errorf("-heads %s: none divides -d = %d", heads, d)
+		}
+	}
+	c.exp.Dim, c.exp.Heads = c.shapes[0].Dim, c.shapes[0].Heads
 	return nil
 }
 

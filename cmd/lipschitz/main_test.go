@@ -40,6 +40,10 @@ func TestFlagErrorsNameTheFlag(t *testing.T) {
 		{[]string{"-init-min", "0"}, "-init-min"},
 		{[]string{"-init-max", "0.1"}, "-init-max"},
 		{[]string{"-workers", "0"}, "-workers"},
+		{[]string{"-escape", "-1"}, "-escape"},
+		{[]string{"-restarts", "-2"}, "-restarts"},
+		{[]string{"-perturb", "0"}, "-perturb"},
+		{[]string{"-d", "2,4", "-heads", "3"}, "-heads"},
 		{[]string{"-plot", "x.jpg"}, "-plot"},
 	} {
 		err := run(c.args, &bytes.Buffer{}, &bytes.Buffer{})
@@ -95,6 +99,27 @@ func TestRunOutputs(t *testing.T) {
 	stdout, _ = mustRun(t, "-attn", "dp", "-n", "3", "-radius", "1,4", "-inits", "2", "-steps", "5")
 	if !strings.Contains(stdout, "local exponents") {
 		t.Errorf("table without -json not on stdout:\n%s", stdout)
+	}
+}
+
+// With lists in -d and -heads every pair with H dividing D is run, and the table of ratios
+// and the plot against D are written; -records writes the same table from the JSON records.
+func TestRunShapes(t *testing.T) {
+	dir := t.TempDir()
+	plotPath, recPath := filepath.Join(dir, "shapes.png"), filepath.Join(dir, "shapes.jsonl")
+	stdout, stderr := mustRun(t, "-d", "1,2", "-heads", "1,2", "-weights", "random", "-n", "3", "-inits", "1", "-steps", "4",
+		"-construction=false", "-plot", plotPath, "-json")
+	if !strings.Contains(stderr, "lower/product") || strings.Count(stderr, "\n") != 4 || countLines(t, stdout) != 3 {
+		t.Errorf("want the shape table with 3 rows and 3 records:\n%s\n%s", stderr, stdout)
+	}
+	if info, err := os.Stat(plotPath); err != nil || info.Size() == 0 {
+		t.Errorf("plot: %v", err)
+	}
+	if err := os.WriteFile(recPath, []byte(stdout), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := mustRun(t, "-records", recPath); again != stderr {
+		t.Errorf("-records table:\n%s\nwant\n%s", again, stderr)
 	}
 }
 

@@ -26,8 +26,53 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if c.json {
 		human = stderr
 	}
+	recs, err := records(c, stdout, stderr)
+	if err != nil {
+		return err
+	}
+	shapes := map[tightness.Shape]bool{}
+	for _, r := range recs {
+		shapes[tightness.Shape{Dim: r.D, Heads: r.Heads}] = true
+	}
+	if len(shapes) > 1 {
+		tightness.WriteShapeTable(human, recs)
+	} else {
+		tightness.WriteTable(human, c.exp, recs)
+	}
+	if c.csvPath != "" {
+		if err := writeCSV(c.csvPath, recs); err != nil {
+			return fmt.Errorf("-csv: %w", err)
+		}
+	}
+	if c.plotPath != "" {
+		save := func() error { return tightness.SavePlot(c.plotPath, c.exp, recs) }
+		if len(shapes) > 1 {
+			save = func() error { return tightness.SaveShapePlot(c.plotPath, recs) }
+		}
+		if err := save(); err != nil {
+			return fmt.Errorf("-plot: %w", err)
+		}
+	}
+	return nil
+}
+
+// records runs every shape of c, streaming JSON records to stdout with -json, or with
+// -records reads them from that file.
+func records(c *config, stdout, stderr io.Writer) ([]tightness.Record, error) {
+	if c.records != "" {
+		f, err := os.Open(c.records)
+		if err != nil {
+			return nil, fmt.Errorf("-records: %w", err)
+		}
+		defer f.Close()
+		recs, err := tightness.ReadRecords(f)
+		if err != nil {
+			return nil, fmt.Errorf("-records: %w", err)
+		}
+		return recs, nil
+	}
 	var p tightness.Progress
-	bar := cli.Bar(stderr, len(c.exp.Ns)*len(c.exp.Radii)*c.exp.Search.Starts, "starts")
+	bar := cli.Bar(stderr, len(c.shapes)*len(c.exp.Ns)*len(c.exp.Radii)*c.exp.Search.Starts, "starts")
 	if bar != nil {
 		p.Cell = func(n int, r float64) { bar.Describe(fmt.Sprintf("N=%d R=%g", n, r)) }
 		p.Start = func() { _ = bar.Add(1) }
@@ -35,26 +80,15 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if c.json {
 		p.Record = func(r tightness.Record) error { return json.NewEncoder(stdout).Encode(r) }
 	}
-	recs, err := tightness.Run(c.exp, p)
+	recs, err := tightness.RunShapes(c.exp, c.shapes, p)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if bar != nil {
 		_ = bar.Finish()
 		fmt.Fprintln(stderr)
 	}
-	tightness.WriteTable(human, c.exp, recs)
-	if c.csvPath != "" {
-		if err := writeCSV(c.csvPath, recs); err != nil {
-			return fmt.Errorf("-csv: %w", err)
-		}
-	}
-	if c.plotPath != "" {
-		if err := tightness.SavePlot(c.plotPath, c.exp, recs); err != nil {
-			return fmt.Errorf("-plot: %w", err)
-		}
-	}
-	return nil
+	return recs, nil
 }
 
 // writeCSV writes the records as CSV to a new file at path.

@@ -2,8 +2,9 @@
 // (Kim et al. 2021, section 5.1; docs/math.md, "Attention" and "Bounds of tied L2 attention"): exact Jacobians of a
 // layer at an input, Jacobian-vector and vector-Jacobian products, and an
 // empirical lower bound on Lip_inf or Lip_2 found by maximising ||J(X)||_p over
-// inputs X with Adam from many random starts, optionally inside a box
-// ||X||_inf <= R.
+// inputs X with Adam from random starts (at the edge of the plateau around 0,
+// each climbing again from its best input perturbed; start.go), optionally
+// inside a box ||X||_inf <= R.
 //
 // Every ||J(X)||_p evaluated at any input X is a valid lower bound on the
 // Lipschitz constant; the search reports the largest one it met.

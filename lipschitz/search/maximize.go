@@ -12,6 +12,16 @@ import (
 // the first.
 const DefaultLRFinal = 0.1
 
+// Recommended settings of the starts (docs/lipschitz_search.md): with them 5
+// starts of 300 steps come within 3% of the best of 50 on D = H = 1 tied L2
+// attention at N = 2 to 128, where the draws of InitMin and InitMax without
+// restarts fall up to 18% short.
+const (
+	DefaultEscape   = 0.1 // Options.Escape
+	DefaultRestarts = 2   // Options.Restarts
+	DefaultPerturb  = 0.7 // Options.Perturb
+)
+
 // Options configures Maximize.
 type Options struct {
 	Norm    Norm    // the norm of J to maximise
@@ -20,11 +30,18 @@ type Options struct {
 	LR      float64 // Adam step size in the units of x (> 0), decayed (see Maximize)
 	LRFinal float64 // the last step size as a fraction of LR, in (0, 1]; 0 is DefaultLRFinal
 	Radius  float64 // > 0: stay in the box ||X||_inf <= Radius; 0: unbounded
-	InitMin float64 // unbounded starts draw every entry from N(0, sigma^2), with
-	InitMax float64 // sigma log-uniform in [InitMin, InitMax] per start (0 < InitMin <= InitMax)
-	HVPStep float64 // step of the Hessian-vector products; 0 is DefaultHVPStep
-	Refresh int     // the full Jacobian every Refresh steps (0 or 1: every step), Objective.Partial between
-	Seed    uint64  // start s draws its input from PCG(Seed, s)
+	// Escape > 0: unbounded random starts are an N(0, 1) draw scaled to where
+	// ||J|| first exceeds (1 + Escape) ||J(0)||; 0: every entry from
+	// N(0, sigma^2), sigma log-uniform in [InitMin, InitMax] per start
+	// (0 < InitMin <= InitMax).
+	Escape   float64
+	InitMin  float64
+	InitMax  float64
+	Restarts int     // climbs of each start after the first, from its best input perturbed (>= 0)
+	Perturb  float64 // the restarts' noise, times the standard deviation of the best input's entries (> 0 with Restarts)
+	HVPStep  float64 // step of the Hessian-vector products; 0 is DefaultHVPStep
+	Refresh  int     // the full Jacobian every Refresh steps (0 or 1: every step), Objective.Partial between
+	Seed     uint64  // start s draws its input from PCG(Seed, s)
 	// Init, if not empty, gives the inputs of the first len(Init) starts
 	// (projected onto the box) instead of random draws.
 	Init [][]float64
@@ -53,10 +70,16 @@ func (o Options) check(k int) error {
 		return fmt.Errorf("search: LRFinal = %v, want in (0, 1] (0: default)", o.LRFinal)
 	case !(o.Radius >= 0) || math.IsInf(o.Radius, 1):
 		return fmt.Errorf("search: Radius = %v, want finite and >= 0", o.Radius)
-	case o.Radius == 0 && o.Starts > len(o.Init) && (!(o.InitMin > 0) || !(o.InitMax >= o.InitMin) || math.IsInf(o.InitMax, 1)):
+	case !(o.Escape >= 0) || math.IsInf(o.Escape, 1):
+		return fmt.Errorf("search: Escape = %v, want finite and >= 0", o.Escape)
+	case o.Radius == 0 && o.Escape == 0 && o.Starts > len(o.Init) && (!(o.InitMin > 0) || !(o.InitMax >= o.InitMin) || math.IsInf(o.InitMax, 1)):
 		return fmt.Errorf("search: InitMin = %v, InitMax = %v, want 0 < InitMin <= InitMax, finite", o.InitMin, o.InitMax)
 	case math.IsNaN(o.HVPStep) || math.IsInf(o.HVPStep, 0) || o.HVPStep < 0:
 		return fmt.Errorf("search: HVPStep = %v, want finite and >= 0", o.HVPStep)
+	case o.Restarts < 0:
+		return fmt.Errorf("search: Restarts = %d, want >= 0", o.Restarts)
+	case o.Restarts > 0 && (!(o.Perturb > 0) || math.IsInf(o.Perturb, 1)):
+		return fmt.Errorf("search: Perturb = %v, want finite and > 0 with Restarts", o.Perturb)
 	case o.Refresh < 0:
 		return fmt.Errorf("search: Refresh = %d, want >= 0", o.Refresh)
 	case len(o.Init) > o.Starts:
@@ -70,21 +93,26 @@ func (o Options) check(k int) error {
 	return nil
 }
 
-// Maximize searches for the input X that maximises ||J(X)||_p: from each of
-// o.Starts inputs it takes o.Steps steps of Adam ascent on Objective, with
-// the step size decayed from o.LR to o.LR * o.LRFinal along a half cosine,
-// and inside a box projects every step back onto it.
+// Maximize searches for the input X that maximises ||J(X)||_p. Each of
+// o.Starts starts climbs from its start point, then o.Restarts times from its
+// best input so far plus noise (perturbed); the first climb has o.Steps minus
+// o.Restarts * floor(o.Steps / (2 o.Restarts)) steps, each restart the floor,
+// so that restarts take at most half the steps. A climb is Adam ascent on
+// Objective with the step size decayed from o.LR to o.LR * o.LRFinal along a
+// half cosine, inside a box projecting every step back onto it.
 //
 // Every o.Refresh steps (every step if o.Refresh <= 1) the step follows the
 // gradient of the full Objective.ValueGrad; in between, of Objective.Partial,
 // which keeps the same row (inf-norm) or left singular vector (2-norm) at a
 // fraction of the cost. The value at every input visited (including the last)
-// is a lower bound; each start keeps its best, evaluated in full at the end.
+// is a lower bound; each start reports ||J||_p evaluated in full at its best
+// input, which Result.X holds for the best start.
 //
-// Starts are o.Init, then random: uniform in the box, or without one from
-// N(0, sigma^2) with sigma log-uniform in [InitMin, InitMax]. Small inputs sit
-// on a plateau (a row of an L2 Jacobian with every entry positive sums to
-// exactly 1, the derivative along a translation), large ones lead to poorer
+// Starts are o.Init, then random: uniform in the box, or without one at the
+// edge of the plateau around 0 (o.Escape > 0, see escape in start.go) or from
+// N(0, sigma^2) with sigma log-uniform in [InitMin, InitMax]. Inputs on the
+// plateau stay there (a row of an L2 Jacobian with every entry positive sums
+// to exactly 1, the derivative along a translation), large ones lead to poorer
 // local maxima, and the best scale shrinks as N grows.
 //
 // The starts are spread over the maps, one goroutine per map; the maps must
@@ -147,7 +175,45 @@ func ascend(m Map, o Options, s int) (float64, []float64, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	x := startPoint(m.Len(), o, s)
+	rng := rand.New(rand.NewPCG(o.Seed, uint64(s)))
+	x, err := startPoint(obj, o, s, rng)
+	if err != nil {
+		return 0, nil, err
+	}
+	best, bestX := math.Inf(-1), x
+	for c, steps := range o.climbs() {
+		if c > 0 {
+			x = perturbed(bestX, o.Perturb, o.Radius, rng)
+		}
+		v, at, err := climb(obj, o, x, steps)
+		if err != nil {
+			return 0, nil, err
+		}
+		if v > best {
+			best, bestX = v, at
+		}
+	}
+	return best, bestX, nil
+}
+
+// climbs returns the steps of each climb of a start: the first, then the
+// restarts'.
+func (o Options) climbs() []int {
+	steps := []int{o.Steps}
+	if o.Restarts == 0 {
+		return steps
+	}
+	each := o.Steps / (2 * o.Restarts)
+	steps[0] -= o.Restarts * each
+	for range o.Restarts {
+		steps = append(steps, each)
+	}
+	return steps
+}
+
+// climb takes steps Adam steps from x (overwritten) and returns ||J||_p in
+// full at the best input visited, and that input.
+func climb(obj *Objective, o Options, x []float64, steps int) (float64, []float64, error) {
 	grad := make([]float64, len(x))
 	opt := newAdam(len(x), o.Radius)
 	best, bestX := math.Inf(-1), make([]float64, len(x))
@@ -161,7 +227,7 @@ func ascend(m Map, o Options, s int) (float64, []float64, error) {
 			copy(bestX, x)
 		}
 	}
-	for t := range o.Steps {
+	for t := range steps {
 		value := obj.ValueGrad
 		if o.Refresh > 1 && t%o.Refresh != 0 {
 			value = obj.Partial
@@ -171,7 +237,7 @@ func ascend(m Map, o Options, s int) (float64, []float64, error) {
 			return 0, nil, err
 		}
 		keep(v)
-		lr := o.LR * (final + (1-final)*(1+math.Cos(math.Pi*float64(t)/float64(o.Steps)))/2)
+		lr := o.LR * (final + (1-final)*(1+math.Cos(math.Pi*float64(t)/float64(steps)))/2)
 		opt.step(x, grad, lr)
 	}
 	v, err := obj.Value(x)
@@ -181,28 +247,5 @@ func ascend(m Map, o Options, s int) (float64, []float64, error) {
 	keep(v)
 	// A value from Partial is a lower bound on the full norm at its input.
 	full, err := obj.Value(bestX)
-	if err != nil {
-		return 0, nil, err
-	}
-	return math.Max(best, full), bestX, nil
-}
-
-// startPoint returns the input of start s: o.Init[s] projected, or a draw.
-func startPoint(k int, o Options, s int) []float64 {
-	if s < len(o.Init) {
-		x := append([]float64(nil), o.Init[s]...)
-		project(x, o.Radius)
-		return x
-	}
-	rng := rand.New(rand.NewPCG(o.Seed, uint64(s)))
-	x := make([]float64, k)
-	sigma := o.InitMin * math.Pow(o.InitMax/o.InitMin, rng.Float64())
-	for i := range x {
-		if o.Radius > 0 {
-			x[i] = o.Radius * (2*rng.Float64() - 1)
-		} else {
-			x[i] = sigma * rng.NormFloat64()
-		}
-	}
-	return x
+	return full, bestX, err
 }

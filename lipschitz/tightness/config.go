@@ -30,6 +30,9 @@ type Config struct {
 	// Warm begins start 0 of each radius after the first at the previous radius's best
 	// input, scaled to the box.
 	Warm bool
+	// NoConstruction skips the two-cluster inputs (about 70 Jacobians per cell, most of
+	// the time of a short search on the graph at large N D).
+	NoConstruction bool
 	// Search is the search at every cell; its Radius and Init are set per cell.
 	Search search.Options
 }

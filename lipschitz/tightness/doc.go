@@ -25,6 +25,11 @@
 // unbounded construction (docs/math.md, "Attention"); for D = H = 1 L2 attention it
 // reaches about 4 W_0((N-1)/e) + 1 - 2W/(W+1), within 2 of the upper bound.
 //
+// For tied L2 attention every record also holds this project's bounds (others.go): the
+// product-form inf-norm bound beside [K]'s, and the token-norm bound beside the token norm
+// of J at the best input found. RunShapes repeats a run over widths D and heads H, with
+// its own table and plot of the ratios against D (width.go).
+//
 // The records are written as a table with fits (the lower bound against W_0((N-1)/e) and
 // log N - log log N; growth exponents in R), as CSV, and as a plot (report.go, plot.go).
 // Certify reports a model's certificate beside searched lower bounds (certify.go).

@@ -45,7 +45,9 @@ func optional(v *float64, format string) string {
 func WriteCSV(out io.Writer, recs []Record) error {
 	w := csv.NewWriter(out)
 	_ = w.Write([]string{"attn", "norm", "n", "d", "heads", "causal", "weights", "radius", "upper", "lower", "ratio",
-		"upper_as_stated", "lower_median", "lower_random", "warm_start", "construction", "construction_t", "phi_inv", "inits", "steps", "lr", "seed", "engine", "seconds"})
+		"upper_as_stated", "upper_product", "ratio_product", "upper_token2", "lower_token2", "ratio_token2", "lower_median",
+		"lower_random", "warm_start", "construction", "construction_t", "phi_inv", "inits", "steps", "restarts", "escape", "lr",
+		"seed", "engine", "seconds"})
 	num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	opt := func(v *float64) string {
 		if v == nil {
@@ -56,9 +58,10 @@ func WriteCSV(out io.Writer, recs []Record) error {
 	for _, r := range recs {
 		_ = w.Write([]string{r.Attn, r.Norm, strconv.Itoa(r.N), strconv.Itoa(r.D), strconv.Itoa(r.Heads),
 			strconv.FormatBool(r.Causal), r.Weights, num(r.Radius), opt(r.Upper), num(r.Lower), opt(r.Ratio),
-			opt(r.UpperAsStated), num(r.LowerMedian), num(r.LowerRandom), strconv.FormatBool(r.WarmStart),
+			opt(r.UpperAsStated), opt(r.UpperProduct), opt(r.RatioProduct), opt(r.UpperTok2), opt(r.LowerTok2),
+			opt(r.RatioTok2), num(r.LowerMedian), num(r.LowerRandom), strconv.FormatBool(r.WarmStart),
 			num(r.Construction), num(r.ConstructionT), num(r.PhiInv), strconv.Itoa(r.Inits), strconv.Itoa(r.Steps),
-			num(r.LR), strconv.FormatUint(r.Seed, 10), r.Engine, num(r.Seconds)})
+			strconv.Itoa(r.Restarts), num(r.Escape), num(r.LR), strconv.FormatUint(r.Seed, 10), r.Engine, num(r.Seconds)})
 	}
 	w.Flush()
 	return w.Error()

@@ -93,15 +93,15 @@ func (c *Config) runCell(a *layers.Attention, n int, r float64, prev *warmStart,
 	rec.Lower, rec.LowerMedian, rec.BestStart = res.Best, stats.Median(res.PerStart), res.Start
 	rec.LowerRandom = maxOf(res.PerStart[len(o.Init):])
 	rec.WarmStart = len(o.Init) > 0
-	obj, err := search.NewObjective(maps[0], c.Search.Norm, 0)
-	if err != nil {
-		return Record{}, nil, err
+	if !c.NoConstruction {
+		obj, err := search.NewObjective(maps[0], c.Search.Norm, 0)
+		if err != nil {
+			return Record{}, nil, err
+		}
+		if rec.Construction, rec.ConstructionT, err = c.construction(obj, n, r); err != nil {
+			return Record{}, nil, err
+		}
 	}
-	value, spread, err := c.construction(obj, n, r)
-	if err != nil {
-		return Record{}, nil, err
-	}
-	rec.Construction, rec.ConstructionT = value, spread
 	upper, asStated, err := c.upperBounds(a, n)
 	switch {
 	case errors.Is(err, errNoBound):
@@ -115,6 +115,9 @@ func (c *Config) runCell(a *layers.Attention, n int, r float64, prev *warmStart,
 		}
 		if res.Best > upper {
 			rec.X = res.X // a violation of the bound: keep the input
+		}
+		if err := c.otherBounds(a, maps[0], n, res.X, &rec); err != nil {
+			return Record{}, nil, err
 		}
 	}
 	rec.Seconds = time.Since(start).Seconds()
@@ -141,5 +144,5 @@ func (c *Config) newRecord(n int, r float64) Record {
 	o := c.Search
 	return Record{Attn: c.Kind.String(), Norm: o.Norm.String(), N: n, D: c.Dim, Heads: c.Heads, Causal: c.Causal,
 		Weights: c.Weights, Radius: r, PhiInv: lipschitz.PhiInv(n), Inits: o.Starts, Steps: o.Steps, Refresh: o.Refresh, LR: o.LR,
-		InitMin: o.InitMin, InitMax: o.InitMax, Seed: o.Seed, Engine: engine}
+		Escape: o.Escape, Restarts: o.Restarts, Perturb: o.Perturb, InitMin: o.InitMin, InitMax: o.InitMax, Seed: o.Seed, Engine: engine}
 }
