@@ -22,6 +22,7 @@ import (
 	"syscall"
 
 	"lipformer/cmd/internal/trainflags"
+	"lipformer/dist"
 	"lipformer/internal/cli"
 	"lipformer/model"
 	"lipformer/ngram"
@@ -29,13 +30,19 @@ import (
 )
 
 func main() {
-	ctx, stop := notifyContext(context.Background())
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	comm, err := dist.Init() // the replicas of mpirun -np N with -tags mpi, else this process
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "train:", err)
+		os.Exit(1)
+	}
+	ctx, stop := notifyContext(context.Background())
+	err = runOn(ctx, comm, os.Args[1:], os.Stdout, os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, errorPrefix(comm)+":", err)
 	}
 	code := exitCode(ctx, err)
 	stop()
+	leave(comm, err, code)
 	os.Exit(code)
 }
 
@@ -88,7 +95,9 @@ var fixedOnResume = []string{"arch", "data", "data-dir", "split", "layers", "hea
 	"lr", "min-lr", "warmup", "schedule", "beta1", "beta2", "weight-decay", "clip", "dropout", "norm", "lip-c",
 	"tie", "balance-l2", "l2-bound", "l2-temp", "l2-pos-bias", "dtype", "eval-every", "eval-bytes", "log-lipschitz", "seed"}
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// runOn is the command as replica comm.Rank() of the job comm (replicas.go).
+func runOn(ctx context.Context, comm dist.Comm, args []string, stdout, stderr io.Writer) error {
+	stdout, stderr = quiet(comm, stdout, stderr)
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfg, opt := model.Default(), train.DefaultOptions()
@@ -137,6 +146,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	log := cli.Logger(stderr)
 	r := &train.Run{Out: *out, Log: log, Progress: cli.Progress(os.Stderr), Certify: *certify}
+	replicate(r, comm)
 	if *resume != "" {
 		if err := resumeRun(r, fs, *resume, *out, opt.Steps); err != nil {
 			return err
@@ -158,6 +168,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	r.Corpus = corpus
 	log.Info("training", "arch", r.Model.Cfg.Arch, "params", r.Model.NumParams(), "corpus", corpus.Name,
 		"train_bytes", len(corpus.Train), "vocab", corpus.Vocab.Size(), "out", r.Out)
+	if err := comm.Barrier(); err != nil { // every replica has checked the directory before rank 0 takes it
+		return err
+	}
 	sum, trainErr := r.Train(ctx)
 	if sum == nil {
 		return trainErr
