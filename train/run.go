@@ -72,7 +72,8 @@ type Run struct {
 // the summary so far with Interrupted set. On a non-finite loss, gradient, validation loss
 // or weight it stops without saving one and returns the summary with an error wrapping
 // ErrNonFinite, which names the last good checkpoint or says that none was saved. Figures
-// a run did not measure are NaN in the summary (Figure).
+// a run did not measure are NaN in the summary (Figure). On a rank other than 0 of Comm it
+// trains its share of the batch in step with the others and writes nothing (replicas.go).
 func (r *Run) Train(ctx context.Context) (*Summary, error) {
 	if err := r.Opt.Validate(); err != nil {
 		return nil, err
