@@ -92,7 +92,7 @@ func TestMPIReplicasTrainAsOneProcess(t *testing.T) {
 		runJob(t, job(mpirun, bin, c.first, replicaArgs(data, out, 15)...))
 		stdout := runJob(t, job(mpirun, bin, c.then, "-resume", out, "-steps", "30", "-json", "-sample", "0"))
 		checkOneSummary(t, stdout, 30)
-		compareRuns(t, fmt.Sprintf("15 steps on %d processes, resumed to 30 on %d", c.first, c.then), want, out)
+		compareRuns(t, fmt.Sprintf("15 steps as %d replica(s), resumed to 30 as %d", c.first, c.then), want, out)
 	}
 }
 
