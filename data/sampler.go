@@ -42,16 +42,33 @@ func (s *Sampler[T]) BatchSize() int { return s.batch }
 // a uniformly random offset, its first T tokens in x and its last T in y, so
 // that y[b*T+t] is the token that follows x[b*T+t].
 func (s *Sampler[T]) Batch(step int, x, y []int) error {
-	n := s.batch * s.ctx
-	if len(x) != n || len(y) != n {
+	if n := s.batch * s.ctx; len(x) != n || len(y) != n {
 		return fmt.Errorf("data: sampler batch: x and y must have B*T = %d*%d = %d elements, got %d and %d", s.batch, s.ctx, n, len(x), len(y))
+	}
+	return s.Rows(step, 0, x, y)
+}
+
+// Rows fills x and y, of equal length R*T, with rows first to first+R-1 of batch
+// number step, exactly as Batch fills them: the rows r*R to (r+1)*R-1 of replica r of
+// a data-parallel job of B/R replicas, say, which together see the batch that Batch
+// draws. Rows past the batch are refused.
+func (s *Sampler[T]) Rows(step, first int, x, y []int) error {
+	if len(x) != len(y) || len(x)%s.ctx != 0 {
+		return fmt.Errorf("data: sampler rows: x and y must have the same multiple of T = %d elements, got %d and %d", s.ctx, len(x), len(y))
+	}
+	rows := len(x) / s.ctx
+	if first < 0 || first+rows > s.batch {
+		return fmt.Errorf("data: sampler rows %d to %d of a batch of %d", first, first+rows-1, s.batch)
 	}
 	if step < 0 {
 		return fmt.Errorf("data: sampler batch: step %d is negative", step)
 	}
 	rng := rand.New(rand.NewPCG(mix64(s.seed), mix64(uint64(step))))
 	starts := len(s.tokens) - s.ctx // windows may start at 0 .. len-ctx-1
-	for b := range s.batch {
+	for range first {
+		rng.IntN(starts) // the offsets of the rows before first
+	}
+	for b := range rows {
 		window := s.tokens[rng.IntN(starts):]
 		row := b * s.ctx
 		for t := range s.ctx {

@@ -150,3 +150,30 @@ func TestSamplerErrors(t *testing.T) {
 		t.Error("negative step accepted")
 	}
 }
+
+func TestSamplerRowsAreTheRowsOfTheBatch(t *testing.T) {
+	const n, T, B = 1000, 8, 6
+	s, err := NewSampler(positions(n), T, B, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for step := range 20 {
+		x, y := batch(t, s, step)
+		for _, rows := range []int{1, 2, 3, 6} {
+			for first := 0; first+rows <= B; first += rows {
+				xs, ys := make([]int, rows*T), make([]int, rows*T)
+				if err := s.Rows(step, first, xs, ys); err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(xs, x[first*T:(first+rows)*T]) || !slices.Equal(ys, y[first*T:(first+rows)*T]) {
+					t.Fatalf("step %d: rows %d..%d differ from those of the batch", step, first, first+rows-1)
+				}
+			}
+		}
+	}
+	for _, c := range []struct{ first, len int }{{-1, T}, {5, 2 * T}, {0, 7 * T}, {0, T + 1}} {
+		if err := s.Rows(0, c.first, make([]int, c.len), make([]int, c.len)); err == nil {
+			t.Errorf("Rows(first %d, %d elements) = nil, want an error", c.first, c.len)
+		}
+	}
+}

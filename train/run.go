@@ -16,6 +16,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"lipformer/data"
+	"lipformer/dist"
 	"lipformer/internal/atomicfile"
 	"lipformer/internal/jsonfloat"
 	"lipformer/model"
@@ -56,6 +57,9 @@ type Run struct {
 	// Restart starts a new run over the one in Out that stopped before its first
 	// checkpoint (ActRestart): Train removes its metrics log, under the lock.
 	Restart bool
+	// Comm is the job of data-parallel replicas the run is one of (replicas.go), or nil
+	// for a run of one process. Every rank calls Train with the same options.
+	Comm dist.Comm
 }
 
 // Train runs the optimisation and returns its summary, also written to OUT/summary.json.
@@ -72,10 +76,14 @@ type Run struct {
 // the summary so far with Interrupted set. On a non-finite loss, gradient, validation loss
 // or weight it stops without saving one and returns the summary with an error wrapping
 // ErrNonFinite, which names the last good checkpoint or says that none was saved. Figures
-// a run did not measure are NaN in the summary (Figure).
+// a run did not measure are NaN in the summary (Figure). On a rank other than 0 of Comm it
+// trains its share of the batch in step with the others and writes nothing (replicas.go).
 func (r *Run) Train(ctx context.Context) (*Summary, error) {
 	if err := r.Opt.Validate(); err != nil {
 		return nil, err
+	}
+	if r.comm().Rank() != 0 {
+		return r.dispatch(ctx) // the run directory is rank 0's
 	}
 	if err := os.MkdirAll(r.Out, 0o755); err != nil {
 		return nil, err
@@ -91,12 +99,7 @@ func (r *Run) Train(ctx context.Context) (*Summary, error) {
 	if err := removeTemporaries(r.Out, r.Log); err != nil {
 		return nil, err
 	}
-	switch r.Model.Cfg.Dtype {
-	case "float64":
-		return train[float64](ctx, r)
-	default:
-		return train[float32](ctx, r)
-	}
+	return r.dispatch(ctx)
 }
 
 // trainer is the state of a run whose parameters have element type T.
@@ -136,7 +139,7 @@ func train[T Float](ctx context.Context, r *Run) (*Summary, error) {
 		return nil, fmt.Errorf("train split: %w", err)
 	}
 	sched, _ := r.Opt.schedule()
-	metrics, err := OpenMetrics(r.Out)
+	metrics, err := t.openMetrics()
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +153,11 @@ func train[T Float](ctx context.Context, r *Run) (*Summary, error) {
 	tokens := r.Opt.Batch * r.Model.Cfg.Context
 	step := start
 	for ; step < r.Opt.Steps; step++ {
-		if ctx.Err() != nil {
+		stop, err := t.interrupted(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if stop {
 			sum.Interrupted = true
 			r.Log.Info("interrupted: saving a checkpoint", "step", step)
 			break
@@ -225,7 +232,7 @@ func train[T Float](ctx context.Context, r *Run) (*Summary, error) {
 		}
 	}
 	t.record(sum)
-	return sum, sum.write(r.Out)
+	return sum, t.writeSummary(sum)
 }
 
 // timing records in sum the steps completed, the training time and the speed of this
@@ -251,7 +258,7 @@ func (t *trainer[T]) record(sum *Summary) {
 func (t *trainer[T]) diverged(sum *Summary, what string) (*Summary, error) {
 	sum.NonFinite = true
 	t.record(sum)
-	if err := sum.write(t.Out); err != nil {
+	if err := t.writeSummary(sum); err != nil {
 		return nil, err
 	}
 	return sum, fmt.Errorf("%s: %w; %s", what, ErrNonFinite, t.goodCheckpoints())
@@ -298,11 +305,16 @@ func (t *trainer[T]) nonFiniteWeight() string {
 // newTrainer compiles the programs, builds the optimizer and, when resuming, restores its
 // state, the best validation and the stability record. It returns the first step to run.
 func newTrainer[T Float](r *Run) (*trainer[T], int, error) {
-	st, err := NewStepper[T](r.Model, r.Opt.Batch, r.Opt.AdamConfig(), r.Opt.Clip, r.Opt.Seed)
+	batch, err := r.replicaBatch()
 	if err != nil {
 		return nil, 0, err
 	}
-	eval, err := r.Model.NewProgram(model.Eval, r.Opt.Batch)
+	st, err := NewStepper[T](r.Model, batch, r.Opt.AdamConfig(), r.Opt.Clip, replicaSeed(r.Opt.Seed, r.comm().Rank()))
+	if err != nil {
+		return nil, 0, err
+	}
+	st.Comm = r.Comm
+	eval, err := r.Model.NewProgram(model.Eval, batch)
 	if err != nil {
 		st.Close()
 		return nil, 0, err
@@ -312,15 +324,18 @@ func newTrainer[T Float](r *Run) (*trainer[T], int, error) {
 		t.close()
 		return nil, 0, err
 	}
-	if r.Resume == nil {
-		return t, 0, nil
+	start := 0
+	if r.Resume != nil {
+		if start, err = t.restore(r.Resume); err != nil {
+			t.close()
+			return nil, 0, err
+		}
+		t.good = start // Load refuses non-finite weights, and a bad validation saves no checkpoint
 	}
-	start, err := t.restore(r.Resume)
-	if err != nil {
+	if err := t.checkReplicas("start"); err != nil {
 		t.close()
 		return nil, 0, err
 	}
-	t.good = start // Load refuses non-finite weights, and a bad validation saves no checkpoint
 	return t, start, nil
 }
 
@@ -342,6 +357,9 @@ func (t *trainer[T]) restore(ck *model.Checkpoint) (int, error) {
 	}
 	if err := json.Unmarshal([]byte(ck.Meta[MetaBest]), &t.best); err != nil {
 		return 0, fmt.Errorf("resume: metadata %s: %w", MetaBest, err)
+	}
+	if !t.lead() {
+		return start, nil // the metrics log is rank 0's
 	}
 	path := filepath.Join(t.Out, MetricsFile)
 	torn, err := RepairMetrics(path)
@@ -382,7 +400,7 @@ func (t *trainer[T]) restore(ck *model.Checkpoint) (int, error) {
 // clips the gradient (Stepper.Gradients). It returns the loss and the gradient norm before
 // clipping; the caller applies the update.
 func (t *trainer[T]) step(s *data.Sampler[uint8], step int) (float64, float64, error) {
-	if err := s.Batch(step, t.st.Prog.Inputs, t.st.Prog.Targets); err != nil {
+	if err := t.sample(s, step); err != nil {
 		return 0, 0, err
 	}
 	return t.st.Gradients(step)
@@ -395,7 +413,7 @@ func (t *trainer[T]) validate(step int, val []uint8, metrics *MetricsWriter, beg
 	if t.Opt.EvalBytes > 0 && len(val) > t.Opt.EvalBytes {
 		val = val[:t.Opt.EvalBytes]
 	}
-	loss, _, err := Evaluate(t.eval, val)
+	loss, _, err := t.evaluate(val)
 	if err != nil {
 		return "", fmt.Errorf("validation at step %d: %w", step, err)
 	}
@@ -408,6 +426,9 @@ func (t *trainer[T]) validate(step int, val []uint8, metrics *MetricsWriter, beg
 	}
 	if bad := t.nonFiniteWeight(); bad != "" {
 		return fmt.Sprintf("validation at step %d: %s", step, bad), nil
+	}
+	if err := t.checkReplicas(fmt.Sprintf("validation at step %d", step)); err != nil {
+		return "", err
 	}
 	if loss < float64(t.best.ValLoss) {
 		t.best = bestVal{Step: step, ValLoss: jsonfloat.Float(loss)}
@@ -424,7 +445,7 @@ func (t *trainer[T]) validate(step int, val []uint8, metrics *MetricsWriter, beg
 
 // finalScores evaluates the final weights on the whole validation and test splits.
 func (t *trainer[T]) finalScores(sum *Summary, val []uint8) error {
-	loss, n, err := Evaluate(t.eval, val)
+	loss, n, err := t.evaluate(val)
 	if err != nil {
 		return err
 	}
@@ -433,7 +454,7 @@ func (t *trainer[T]) finalScores(sum *Summary, val []uint8) error {
 	if err != nil {
 		return fmt.Errorf("test split: %w", err)
 	}
-	if loss, n, err = Evaluate(t.eval, test); err != nil {
+	if loss, n, err = t.evaluate(test); err != nil {
 		return err
 	}
 	sum.TestBPC, sum.TestBytes = Figure(BPC(loss)), n
@@ -448,6 +469,9 @@ func (t *trainer[T]) finalScores(sum *Summary, val []uint8) error {
 // save writes a checkpoint with the optimizer state and the training state after step
 // completed steps.
 func (t *trainer[T]) save(name string, step int) error {
+	if !t.lead() {
+		return nil // the run directory is rank 0's
+	}
 	opt, err := json.Marshal(t.Opt)
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"lipformer/dist"
 	"lipformer/model"
 )
 
@@ -19,7 +20,11 @@ type Stepper[T Float] struct {
 	Adam  *Adam[T]       // over the program's parameters, in the order of Prog.Params
 	Clip  float64        // global gradient-norm clip; 0 disables
 	Seed  uint64         // seeds the dropout masks of each step
-	grads [][]T          // the Grad slice of each parameter, (size of the parameter) each
+	// Comm, when it has more than one rank, makes the step one of data-parallel replicas:
+	// Gradients returns the mean loss and the clipped mean gradient over them (allReduce).
+	Comm  dist.Comm
+	grads [][]T // the Grad slice of each parameter, (size of the parameter) each
+	flat  []T   // all gradients end to end, for the all-reduce
 }
 
 // NewStepper compiles a training program of m for batches of the given size and makes an
@@ -57,7 +62,7 @@ func NewStepper[T Float](m *model.Model, batch int, adam AdamConfig, clip float6
 // Prog.Inputs and Prog.Targets and clips the gradient. It returns the loss and the
 // gradient norm before clipping. A step of power iteration refreshes the spectral
 // normalisations first (held fixed within the step); the dropout masks are those of
-// (Seed, step).
+// (Seed, step). With a Comm of several ranks every rank must call it for the same step.
 func (s *Stepper[T]) Gradients(step int) (loss, norm float64, err error) {
 	s.Model.PowerIterate(1)
 	s.Prog.Resample(s.Seed, step)
@@ -75,7 +80,11 @@ func (s *Stepper[T]) Gradients(step int) (loss, norm float64, err error) {
 		}
 		copy(g, src)
 	}
-	return s.Prog.Loss(), ClipGlobalNorm(s.grads, s.Clip), nil
+	loss, err = s.allReduce(s.Prog.Loss())
+	if err != nil {
+		return 0, 0, fmt.Errorf("step %d: %w", step, err)
+	}
+	return loss, ClipGlobalNorm(s.grads, s.Clip), nil
 }
 
 // Update applies the optimizer to the gradients of the last Gradients call with learning

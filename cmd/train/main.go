@@ -22,6 +22,7 @@ import (
 	"syscall"
 
 	"lipformer/cmd/internal/trainflags"
+	"lipformer/dist"
 	"lipformer/internal/cli"
 	"lipformer/model"
 	"lipformer/ngram"
@@ -29,13 +30,19 @@ import (
 )
 
 func main() {
-	ctx, stop := notifyContext(context.Background())
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	comm, err := dist.Init() // the replicas of mpirun -np N with -tags mpi, else this process
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "train:", err)
+		os.Exit(1)
+	}
+	ctx, stop := notifyContext(context.Background())
+	err = runOn(ctx, comm, os.Args[1:], os.Stdout, os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, errorPrefix(comm)+":", err)
 	}
 	code := exitCode(ctx, err)
 	stop()
+	leave(comm, err, code)
 	os.Exit(code)
 }
 
@@ -81,7 +88,9 @@ func exitCode(ctx context.Context, err error) int {
 	return 0
 }
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// runOn is the command as replica comm.Rank() of the job comm (replicas.go).
+func runOn(ctx context.Context, comm dist.Comm, args []string, stdout, stderr io.Writer) error {
+	stdout, stderr = quiet(comm, stdout, stderr)
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfg, opt := model.Default(), train.DefaultOptions()
@@ -143,6 +152,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	r.Log, r.Progress, r.Certify = log, cli.Progress(os.Stderr), *certify
+	replicate(r, comm)
 	corpus, err := cli.LoadCorpus(ctx, spec, r.Opt.Split, *dataDir, log)
 	if err != nil {
 		return err
@@ -156,6 +166,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	r.Corpus = corpus
 	log.Info("training", "arch", r.Model.Cfg.Arch, "params", r.Model.NumParams(), "corpus", corpus.Name,
 		"train_bytes", len(corpus.Train), "vocab", corpus.Vocab.Size(), "out", r.Out)
+	if err := comm.Barrier(); err != nil { // every replica has checked the directory before rank 0 takes it
+		return err
+	}
 	sum, trainErr := r.Train(ctx)
 	if sum == nil {
 		return trainErr
