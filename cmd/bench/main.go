@@ -194,17 +194,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		o.plan.Torch, o.plan.Dir = &o.runner, dir
 	}
-	out := &printer{w: stdout, json: o.json}
+	out := &bench.Printer{W: stdout, JSON: o.json}
 	if o.out != "" {
 		f, err := os.Create(o.out)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
-		out.also = f
+		out.Also = f
 	}
 	if o.pool != nil {
-		return runPool(o.pool, out)
+		return out.PrintPool(o.pool)
 	}
 	if o.cpuProf != "" {
 		stopProfile, err := startCPUProfile(o.cpuProf)
@@ -214,19 +214,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		defer stopProfile()
 	}
 	if o.soak > 0 {
-		if err := out.soakHeader(o); err != nil {
+		if err := out.SoakHeader(o.plan.Set.Dtype, o.soak, o.plan.Set.Warmup); err != nil {
 			return err
 		}
-		return o.plan.Soak(ctx, o.soak, out.soak)
+		return o.plan.Soak(ctx, o.soak, out.Soak)
 	}
-	if err := out.header(o.plan.Set); err != nil {
+	if err := out.Header(o.plan.Set); err != nil {
 		return err
 	}
-	comps, checks, err := o.plan.Run(ctx, out.measurement)
+	comps, checks, err := o.plan.Run(ctx, out.Measurement)
 	if err != nil {
 		return err
 	}
-	if err := out.summary(comps, checks); err != nil {
+	if err := out.Summary(comps, checks); err != nil {
 		return err
 	}
 	return bench.CheckLosses(checks)
