@@ -25,9 +25,22 @@ func EvaluateStrided[T data.Token](p *model.Program, tokens []T, stride int) (fl
 	if err != nil {
 		return 0, 0, err
 	}
+	nats, scored, err := evaluateShare(p, w, 0, 1)
+	if err != nil {
+		return 0, 0, err
+	}
+	if scored != w.Scored() {
+		return 0, 0, fmt.Errorf("evaluate: scored %d bytes, want %d", scored, w.Scored())
+	}
+	return nats / float64(scored), scored, nil
+}
+
+// evaluateShare runs p on the batches first, first+every, first+2*every, ... of w and
+// returns the summed loss in nats and the number of bytes scored.
+func evaluateShare[T data.Token](p *model.Program, w *data.EvalWindows[T], first, every int) (float64, int, error) {
 	var nats float64
 	var scored int
-	for i := range w.Batches() {
+	for i := first; i < w.Batches(); i += every {
 		n, err := w.Batch(i, p.Inputs, p.Targets)
 		if err != nil {
 			return 0, 0, err
@@ -38,10 +51,7 @@ func EvaluateStrided[T data.Token](p *model.Program, tokens []T, stride int) (fl
 		nats += p.Loss() * float64(n)
 		scored += n
 	}
-	if scored != w.Scored() {
-		return 0, 0, fmt.Errorf("evaluate: scored %d bytes, want %d", scored, w.Scored())
-	}
-	return nats / float64(scored), scored, nil
+	return nats, scored, nil
 }
 
 // BPC converts nats per byte to bits per byte.

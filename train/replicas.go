@@ -2,6 +2,7 @@ package train
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -112,22 +113,15 @@ func (t *trainer[T]) evaluate(tokens []uint8) (float64, int, error) {
 		return Evaluate(t.eval, tokens)
 	}
 	p := t.eval
-	w, err := data.NewStridedEvalWindows(tokens, p.Graph.SeqLen, p.Graph.SeqLen, p.Graph.Batch)
+	w, err := data.NewEvalWindows(tokens, p.Graph.SeqLen, p.Graph.Batch)
 	if err != nil {
 		return 0, 0, err
 	}
-	sums := []float64{0, 0} // nats, bytes scored
-	for i := c.Rank(); i < w.Batches(); i += c.Size() {
-		n, err := w.Batch(i, p.Inputs, p.Targets)
-		if err != nil {
-			return 0, 0, err
-		}
-		if err := p.Run(); err != nil {
-			return 0, 0, err
-		}
-		sums[0] += p.Loss() * float64(n)
-		sums[1] += float64(n)
+	nats, n, err := evaluateShare(p, w, c.Rank(), c.Size())
+	if err != nil {
+		return 0, 0, err
 	}
+	sums := []float64{nats, float64(n)} // nats, bytes scored
 	if err := c.SumFloat64(sums); err != nil {
 		return 0, 0, err
 	}
@@ -145,19 +139,12 @@ func (t *trainer[T]) checkReplicas(when string) error {
 		return nil
 	}
 	own := t.fingerprint()
-	root := make([]byte, 8)
-	for i := range root {
-		root[i] = byte(own >> (8 * i))
-	}
+	root := binary.LittleEndian.AppendUint64(nil, own)
 	if err := c.Bcast(root, 0); err != nil {
 		return err
 	}
-	var want uint64
-	for i, b := range root {
-		want |= uint64(b) << (8 * i)
-	}
 	differ := []float64{0}
-	if own != want {
+	if own != binary.LittleEndian.Uint64(root) {
 		differ[0] = 1
 	}
 	if err := c.SumFloat64(differ); err != nil {
