@@ -191,26 +191,32 @@ func checkStridedWindows(t *testing.T, n, T, S, B int) {
 	}
 }
 
-// With S = T the strided windows are the non-overlapping ones, batch for batch.
-func TestStrideTIsNonOverlapping(t *testing.T) {
-	tokens := make([]int, 103)
-	for i := range tokens {
-		tokens[i] = 7*i%11 + 1
-	}
-	a, _ := NewEvalWindows(tokens, 8, 3)
-	b, err := NewStridedEvalWindows(tokens, 8, 8, 3)
+// The strided layout by hand: 8 tokens, T = 3, S = 2, B = 2. Windows start at 0, 2 and
+// 4; the first scores all its targets, the others their last two.
+func TestStridedEvalWindowsLayout(t *testing.T) {
+	tokens := []uint8{10, 11, 12, 13, 14, 15, 16, 17}
+	e, err := NewStridedEvalWindows(tokens, 3, 2, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Batches() != b.Batches() || a.Windows() != 13 {
-		t.Fatalf("batches %d and %d, windows %d (want 13)", a.Batches(), b.Batches(), a.Windows())
+	want := []struct {
+		x, y   []int
+		scored int
+	}{
+		{[]int{10, 11, 12, 12, 13, 14}, []int{11, 12, 13, -1, 14, 15}, 5},
+		{[]int{14, 15, 16, 0, 0, 0}, []int{-1, 16, 17, -1, -1, -1}, 2},
 	}
-	xa, ya, xb, yb := make([]int, 24), make([]int, 24), make([]int, 24), make([]int, 24)
-	for i := range a.Batches() {
-		a.Batch(i, xa, ya)
-		b.Batch(i, xb, yb)
-		if fmt.Sprint(xa, ya) != fmt.Sprint(xb, yb) {
-			t.Fatalf("batch %d differs", i)
+	if e.Windows() != 3 || e.Batches() != len(want) {
+		t.Fatalf("Windows, Batches = %d, %d; want 3, %d", e.Windows(), e.Batches(), len(want))
+	}
+	x, y := make([]int, 6), make([]int, 6)
+	for i, w := range want {
+		scored, err := e.Batch(i, x, y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(x, y, scored) != fmt.Sprint(w.x, w.y, w.scored) {
+			t.Errorf("batch %d = %v %v %d, want %v %v %d", i, x, y, scored, w.x, w.y, w.scored)
 		}
 	}
 }
