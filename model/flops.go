@@ -1,11 +1,10 @@
 package model
 
-import "fmt"
+import (
+	"fmt"
 
-// causalBlock is the rows (and columns) of a block of the attention op's causal P, ops'
-// attnBlock (ops/attention_kernel.go): the op computes the blocks on and below the block
-// diagonal and skips those above it, which are fully masked.
-const causalBlock = 64
+	"lipformer/ops"
+)
 
 // FLOPs is the count of matrix-product FLOPs (2 per multiply-add) of one run of a program.
 type FLOPs struct {
@@ -45,7 +44,7 @@ func CountFLOPs(cfg Config, batch int) (FLOPs, error) {
 	}
 	b := float64(batch)
 	n := b * float64(cfg.Context)
-	layer := n*s.row + 4*b*causalArea(cfg.Context, causalBlock)*s.d
+	layer := n*s.row + 4*b*causalArea(cfg.Context, ops.AttentionBlock)*s.d
 	if s.tiedL2 {
 		layer += 4 * s.d * s.d * s.hd
 	}

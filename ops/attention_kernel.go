@@ -11,11 +11,14 @@ import (
 	"lipformer/kernel"
 )
 
-// attnBlock is the number of rows (and columns) of a block of causal attention. The blocks
-// of P above its block diagonal are masked, exactly 0: the kernels neither compute nor read
-// them, which saves about half the products at T >> attnBlock and changes nothing but the
-// order in which zeros would have been added.
-const attnBlock = 64
+// AttentionBlock is the number of rows (and columns) of a block of causal attention. The
+// blocks of P above its block diagonal are masked, exactly 0: the kernels neither compute
+// nor read them, which saves about half the products at T >> AttentionBlock and changes
+// nothing but the order in which zeros would have been added.
+const AttentionBlock = 64
+
+// attnBlock is AttentionBlock within the package.
+const attnBlock = AttentionBlock
 
 // attnGeometry locates the blocks of one attention op's packed input.
 type attnGeometry struct {
