@@ -95,26 +95,14 @@ func TestEvalWindowsLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []struct {
-		x, y   []int
-		scored int
-	}{
+	want := []wantBatch{
 		{[]int{10, 11, 12, 13, 14, 15}, []int{11, 12, 13, 14, 15, 16}, 6},
 		{[]int{16, 17, 0, 0, 0, 0}, []int{17, -1, -1, -1, -1, -1}, 1},
 	}
 	if e.Batches() != len(want) {
 		t.Fatalf("Batches() = %d, want %d", e.Batches(), len(want))
 	}
-	x, y := make([]int, 6), make([]int, 6)
-	for i, w := range want {
-		scored, err := e.Batch(i, x, y)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if fmt.Sprint(x, y, scored) != fmt.Sprint(w.x, w.y, w.scored) {
-			t.Errorf("batch %d = %v %v %d, want %v %v %d", i, x, y, scored, w.x, w.y, w.scored)
-		}
-	}
+	checkBatches(t, e, want)
 }
 
 func TestEvalWindowsErrors(t *testing.T) {
@@ -199,17 +187,35 @@ func TestStridedEvalWindowsLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []struct {
-		x, y   []int
-		scored int
-	}{
+	want := []wantBatch{
 		{[]int{10, 11, 12, 12, 13, 14}, []int{11, 12, 13, -1, 14, 15}, 5},
 		{[]int{14, 15, 16, 0, 0, 0}, []int{-1, 16, 17, -1, -1, -1}, 2},
 	}
 	if e.Windows() != 3 || e.Batches() != len(want) {
 		t.Fatalf("Windows, Batches = %d, %d; want 3, %d", e.Windows(), e.Batches(), len(want))
 	}
-	x, y := make([]int, 6), make([]int, 6)
+	checkBatches(t, e, want)
+}
+
+func TestStridedEvalWindowsErrors(t *testing.T) {
+	for _, s := range []int{0, -1, 9} {
+		if _, err := NewStridedEvalWindows([]int{1, 2, 3}, 8, s, 1); err == nil || !strings.Contains(err.Error(), "stride") {
+			t.Errorf("stride %d: error %v, want one naming the stride", s, err)
+		}
+	}
+}
+
+// wantBatch is the expected content of one evaluation batch.
+type wantBatch struct {
+	x, y   []int
+	scored int
+}
+
+// checkBatches fails unless e's batches are want, in order.
+func checkBatches[T Token](t *testing.T, e *EvalWindows[T], want []wantBatch) {
+	t.Helper()
+	n := len(want[0].x)
+	x, y := make([]int, n), make([]int, n)
 	for i, w := range want {
 		scored, err := e.Batch(i, x, y)
 		if err != nil {
@@ -217,14 +223,6 @@ func TestStridedEvalWindowsLayout(t *testing.T) {
 		}
 		if fmt.Sprint(x, y, scored) != fmt.Sprint(w.x, w.y, w.scored) {
 			t.Errorf("batch %d = %v %v %d, want %v %v %d", i, x, y, scored, w.x, w.y, w.scored)
-		}
-	}
-}
-
-func TestStridedEvalWindowsErrors(t *testing.T) {
-	for _, s := range []int{0, -1, 9} {
-		if _, err := NewStridedEvalWindows([]int{1, 2, 3}, 8, s, 1); err == nil || !strings.Contains(err.Error(), "stride") {
-			t.Errorf("stride %d: error %v, want one naming the stride", s, err)
 		}
 	}
 }
