@@ -184,6 +184,23 @@ func (c Config) boundForm() (ops.BoundForm, error) {
 	return 0, fmt.Errorf("l2_bound %q, want one of %s", c.L2Bound, strings.Join(L2BoundForms, ", "))
 }
 
+// Uses reports whether the setting named by its JSON key shapes a model of c's
+// architecture: balance_l2, l2_bound, l2_temp and l2_pos_bias only tied L2 attention, lip_c
+// only contractive and invertible architectures, mlp_gain only invertible ones, every other
+// key always.
+func (c Config) Uses(key string) bool {
+	switch key {
+	case "balance_l2", "l2_bound", "l2_temp", "l2_pos_bias":
+		kind, err := c.attentionKind()
+		return err == nil && kind == ops.L2
+	case "lip_c":
+		return c.Arch == "contractive-l2" || c.invertible()
+	case "mlp_gain":
+		return c.invertible()
+	}
+	return true
+}
+
 // invertible reports whether the architecture is built of invertible blocks.
 func (c Config) invertible() bool { return strings.HasPrefix(c.Arch, "invertible-") }
 

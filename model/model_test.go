@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -351,6 +352,42 @@ func TestWithCertifiedRecipe(t *testing.T) {
 		}
 		if err := got.Validate(); err != nil {
 			t.Errorf("%s bound %q: %v", c.arch, c.bound, err)
+		}
+	}
+}
+
+func TestUsesNamesWhatEachArchitectureReads(t *testing.T) {
+	want := map[string][]string{ // the keys Uses rejects
+		"dp":             {"balance_l2", "l2_bound", "l2_temp", "l2_pos_bias", "lip_c", "mlp_gain"},
+		"l2":             {"lip_c", "mlp_gain"},
+		"l2-untied":      {"balance_l2", "l2_bound", "l2_temp", "l2_pos_bias", "lip_c", "mlp_gain"},
+		"contractive-l2": {"mlp_gain"},
+		"invertible-l2":  nil,
+		"invertible-dp":  {"balance_l2", "l2_bound", "l2_temp", "l2_pos_bias"},
+	}
+	keys := []string{"balance_l2", "l2_bound", "l2_temp", "l2_pos_bias", "lip_c", "mlp_gain", "layers", "ctx", "lr"}
+	for _, arch := range Architectures {
+		cfg := tiny(arch)
+		var got []string
+		for _, k := range keys {
+			if !cfg.Uses(k) {
+				got = append(got, k)
+			}
+		}
+		if !slices.Equal(got, want[arch]) {
+			t.Errorf("%s: Uses rejects %v, want %v", arch, got, want[arch])
+		}
+		// Validate refuses the flags an architecture does not read.
+		for k, set := range map[string]func(*Config){
+			"l2_temp":     func(c *Config) { c.L2Temp = true },
+			"l2_pos_bias": func(c *Config) { c.L2PosBias, c.L2Bound = true, "token2" },
+			"mlp_gain":    func(c *Config) { c.MLPGain = 8 },
+		} {
+			c := tiny(arch)
+			set(&c)
+			if err := c.Validate(); (err != nil) == cfg.Uses(k) {
+				t.Errorf("%s with %s set: Validate %v, but Uses says %v", arch, k, err, cfg.Uses(k))
+			}
 		}
 	}
 }

@@ -35,3 +35,19 @@ func TestLegendsNameTheDifferingSettings(t *testing.T) {
 		t.Errorf("legends of runs with the same settings %q, want %q", got, want)
 	}
 }
+
+func TestLegendsLeaveOutSettingsAnArchitectureDoesNotUse(t *testing.T) {
+	runs := []*runInfo{
+		known("out/dp", func(c *model.Config, o *train.Options) { c.Arch = "dp" }),
+		known("out/inv", func(c *model.Config, o *train.Options) {
+			c.Arch, c.Norm, c.L2Bound, c.L2Temp, c.MLPGain = "invertible-l2", "none", "token2", true, 256
+		}),
+		known("out/inv8", func(c *model.Config, o *train.Options) {
+			c.Arch, c.Norm, c.L2Bound, c.L2Temp, c.MLPGain = "invertible-l2", "none", "token2", true, 8
+		}),
+	}
+	want := []string{"dp norm=pre", "invertible-l2 norm=none mlp-gain=256", "invertible-l2 norm=none mlp-gain=8"}
+	if got := legends(runs); !reflect.DeepEqual(got, want) {
+		t.Errorf("legends %q, want %q", got, want)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"strconv"
+	"strings"
 
 	"lipformer/internal/plotting"
 	"lipformer/model"
@@ -63,7 +64,8 @@ func (r *runInfo) tokensPerStep() (int, error) {
 // setting is one setting of a run, named as cmd/train's flag.
 type setting struct{ key, value string }
 
-// settings lists the run's settings in a fixed order, or nil when they are unknown.
+// settings lists the run's settings in a fixed order, without the model settings its
+// architecture does not use (model.Config.Uses), or nil when they are unknown.
 func (r *runInfo) settings() []setting {
 	if r.cfg == nil {
 		return nil
@@ -74,7 +76,7 @@ func (r *runInfo) settings() []setting {
 		hidden = 4 * c.Width
 	}
 	num := func(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) } // 6 digits: 3e-3/10 is 0.0003 in a legend
-	return []setting{
+	all := []setting{
 		{"arch", c.Arch}, {"layers", strconv.Itoa(c.Layers)}, {"norm", c.Norm}, {"width", strconv.Itoa(c.Width)},
 		{"heads", strconv.Itoa(c.Heads)}, {"hidden", strconv.Itoa(hidden)}, {"ctx", strconv.Itoa(c.Context)},
 		{"dropout", num(c.Dropout)}, {"lip-c", num(c.LipC)}, {"dtype", c.Dtype}, {"init-std", num(c.Std)},
@@ -86,6 +88,13 @@ func (r *runInfo) settings() []setting {
 		{"eval-every", strconv.Itoa(o.EvalEvery)}, {"eval-bytes", strconv.Itoa(o.EvalBytes)},
 		{"seed", strconv.FormatUint(o.Seed, 10)},
 	}
+	used := all[:0]
+	for _, s := range all {
+		if c.Uses(strings.ReplaceAll(s.key, "-", "_")) {
+			used = append(used, s)
+		}
+	}
+	return used
 }
 
 // baselineRefs returns the n-gram baselines of the first run whose summary has them, as
