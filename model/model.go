@@ -29,9 +29,7 @@ func New(cfg Config, seed uint64) (*Model, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if cfg.invertible() {
-		cfg.Norm = string(layers.NoLN)
-	}
+	cfg = cfg.Built()
 	dt, _ := cfg.dtype()
 	kind, _ := cfg.attentionKind()
 	norm, _ := layers.ParseNorm(cfg.Norm)
@@ -68,6 +66,15 @@ func New(cfg Config, seed uint64) (*Model, error) {
 	}
 	m.Head = layers.NewLinear("head", cfg.Width, cfg.Vocab, false, cfg.Std, dt, rng)
 	return m, nil
+}
+
+// Built returns c as New builds it: an invertible architecture's Norm becomes none, since
+// its blocks hold no LayerNorm.
+func (c Config) Built() Config {
+	if c.invertible() {
+		c.Norm = string(layers.NoLN)
+	}
+	return c
 }
 
 // contraction is the coefficient c of contractive attention or invertible blocks, or 0 for

@@ -207,12 +207,14 @@ func CheckpointFile(path string) (string, error) {
 
 // SettingsDiff lists the settings in which a run (cfg, opt) differs from a stored one
 // (storedCfg, storedOpt), as "name: value here, value stored" in the order of the JSON
-// field names. A zero vocabulary in cfg is not compared: it is unknown before the corpus
-// is loaded.
+// field names. Both configs are compared as model.New builds them (model.Config.Built), so
+// an invertible run asked for with norm pre matches its stored none. A zero vocabulary in
+// cfg is not compared: it is unknown before the corpus is loaded.
 func SettingsDiff(cfg model.Config, opt Options, storedCfg model.Config, storedOpt Options) ([]string, error) {
 	if cfg.Vocab == 0 {
 		cfg.Vocab = storedCfg.Vocab
 	}
+	cfg, storedCfg = cfg.Built(), storedCfg.Built()
 	var diffs []string
 	for _, pair := range [][2]any{{cfg, storedCfg}, {opt, storedOpt}} {
 		w, err := jsonFields(pair[0])

@@ -94,6 +94,13 @@ func TestSettingsDiff(t *testing.T) {
 	if want := []string{"lr: 0.002 here, 0.001 stored", "steps: 2000 here, 10 stored"}; err != nil || !slices.Equal(diffs, want) {
 		t.Errorf("diffs %q, %v; want %q", diffs, err, want)
 	}
+	inv := cfg
+	inv.Arch, inv.Norm = "invertible-l2", "pre"
+	storedInv := inv
+	storedInv.Norm = "none" // what the model was built with
+	if diffs, err := SettingsDiff(inv, opt, storedInv, opt); err != nil || len(diffs) > 0 {
+		t.Errorf("an invertible run asked for with norm pre, stored with none: diffs %q, %v; want none", diffs, err)
+	}
 	if FixedOnResume("steps") || !FixedOnResume("lr") || !FixedOnResume("arch") {
 		t.Errorf("FixedOnResume: only steps may change")
 	}
