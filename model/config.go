@@ -185,16 +185,19 @@ func (c Config) boundForm() (ops.BoundForm, error) {
 }
 
 // Uses reports whether the setting named by its JSON key shapes a model of c's
-// architecture: balance_l2, l2_bound, l2_temp and l2_pos_bias only tied L2 attention, lip_c
-// only contractive and invertible architectures, mlp_gain only invertible ones, every other
-// key always.
+// architecture: balance_l2, l2_temp and l2_pos_bias only tied L2 attention, l2_bound only
+// contractive tied L2 attention, lip_c only contractive and invertible architectures,
+// mlp_gain only invertible ones, every other key always.
 func (c Config) Uses(key string) bool {
+	contractive := c.Arch == "contractive-l2" || c.invertible()
 	switch key {
-	case "balance_l2", "l2_bound", "l2_temp", "l2_pos_bias":
+	case "balance_l2", "l2_temp", "l2_pos_bias":
 		kind, err := c.attentionKind()
 		return err == nil && kind == ops.L2
+	case "l2_bound":
+		return c.Arch == "contractive-l2" || c.Arch == "invertible-l2"
 	case "lip_c":
-		return c.Arch == "contractive-l2" || c.invertible()
+		return contractive
 	case "mlp_gain":
 		return c.invertible()
 	}

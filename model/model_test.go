@@ -359,7 +359,7 @@ func TestWithCertifiedRecipe(t *testing.T) {
 func TestUsesNamesWhatEachArchitectureReads(t *testing.T) {
 	want := map[string][]string{ // the keys Uses rejects
 		"dp":             {"balance_l2", "l2_bound", "l2_temp", "l2_pos_bias", "lip_c", "mlp_gain"},
-		"l2":             {"lip_c", "mlp_gain"},
+		"l2":             {"l2_bound", "lip_c", "mlp_gain"},
 		"l2-untied":      {"balance_l2", "l2_bound", "l2_temp", "l2_pos_bias", "lip_c", "mlp_gain"},
 		"contractive-l2": {"mlp_gain"},
 		"invertible-l2":  nil,
