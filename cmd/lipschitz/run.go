@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 
+	"github.com/schollz/progressbar/v3"
+
 	"lipformer/internal/cli"
 	"lipformer/lipschitz/search"
 	"lipformer/lipschitz/tightness"
@@ -20,7 +22,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if c.ckpt != "" {
-		return certify(c.ckpt, c.searchN, c.exp.Search, c.json, stdout)
+		return certify(c.ckpt, c.searchN, c.exp.Search, c.json, stdout, stderr)
 	}
 	human := stdout
 	if c.json {
@@ -106,8 +108,9 @@ func writeCSV(path string, recs []tightness.Record) error {
 
 // certify prints the Lipschitz certificate of the checkpoint arg names, as tables or as
 // JSON; with searchN > 0 it also searches each tied L2 attention layer for lower bounds
-// on sequences of searchN tokens (o's starts and steps).
-func certify(arg string, searchN int, o search.Options, asJSON bool, w io.Writer) error {
+// on sequences of searchN tokens (o's starts and steps), with a progress bar of the starts
+// on stderr when it is a terminal.
+func certify(arg string, searchN int, o search.Options, asJSON bool, w, stderr io.Writer) error {
 	path, err := cli.CheckpointPath(arg)
 	if err != nil {
 		return err
@@ -116,7 +119,20 @@ func certify(arg string, searchN int, o search.Options, asJSON bool, w io.Writer
 	if err != nil {
 		return err
 	}
-	cert, err := tightness.Certify(m, searchN, o)
+	var bar *progressbar.ProgressBar
+	progress := func(done, total int) {
+		if done == 1 {
+			bar = cli.Bar(stderr, total, "search starts")
+		}
+		if bar != nil {
+			_ = bar.Set(done)
+		}
+	}
+	cert, err := tightness.Certify(m, searchN, o, progress)
+	if bar != nil {
+		_ = bar.Finish()
+		fmt.Fprintln(stderr)
+	}
 	if err != nil {
 		return err
 	}

@@ -19,8 +19,9 @@ type LowerBounds struct {
 
 // LayerLowerBounds searches the inputs of a float64 attention layer on n tokens: o.Starts
 // starts of o.Steps Adam steps maximising ||J||_inf, the same maximising ||J||_2, and the
-// token norm of J at the best input of each. o.Norm is ignored.
-func LayerLowerBounds(a *layers.Attention, n int, o Options) (LowerBounds, error) {
+// token norm of J at the best input of each. o.Norm is ignored. done, if not nil, is
+// called after each of the 2 o.Starts starts.
+func LayerLowerBounds(a *layers.Attention, n int, o Options, done func()) (LowerBounds, error) {
 	m, err := NewGraphMap(a, n, 0)
 	if err != nil {
 		return LowerBounds{}, err
@@ -30,7 +31,7 @@ func LayerLowerBounds(a *layers.Attention, n int, o Options) (LowerBounds, error
 	j := mat.NewDense(m.Len(), m.Len(), nil)
 	for _, p := range []Norm{NormInf, Norm2} {
 		o.Norm = p
-		r, err := Maximize([]Map{m}, o, nil)
+		r, err := Maximize([]Map{m}, o, done)
 		if err != nil {
 			return LowerBounds{}, fmt.Errorf("search: %v: %w", p, err)
 		}

@@ -32,13 +32,14 @@ type Certification struct {
 
 // Certify returns the Lipschitz certificate of m and its attention layers' bounds; with
 // n > 0 it also searches each tied L2 attention layer for lower bounds on sequences of n
-// tokens (o's starts and steps; search.LayerLowerBounds).
-func Certify(m *model.Model, n int, o search.Options) (*Certification, error) {
+// tokens (o's starts and steps; search.LayerLowerBounds). progress, if not nil, is called
+// after each start of the searches with the starts done and their total.
+func Certify(m *model.Model, n int, o search.Options, progress func(done, total int)) (*Certification, error) {
 	cert, err := m.Certificate()
 	if err != nil {
 		return nil, err
 	}
-	attn, err := looseness(m, n, o)
+	attn, err := looseness(m, n, o, progress)
 	if err != nil {
 		return nil, err
 	}
@@ -55,8 +56,8 @@ func (c *Certification) WriteTable(w io.Writer, path string) error {
 }
 
 // looseness reports every tied L2 attention layer of m, with lower bounds at searchN tokens
-// when searchN > 0 (on a float64 copy of the model).
-func looseness(m *model.Model, searchN int, o search.Options) ([]AttnLooseness, error) {
+// when searchN > 0 (on a float64 copy of the model), calling progress as Certify says.
+func looseness(m *model.Model, searchN int, o search.Options, progress func(done, total int)) ([]AttnLooseness, error) {
 	reports, err := m.AttentionReport()
 	if err != nil || searchN < 1 || len(reports) == 0 {
 		out := make([]AttnLooseness, len(reports))
@@ -70,13 +71,18 @@ func looseness(m *model.Model, searchN int, o search.Options) ([]AttnLooseness, 
 		return nil, err
 	}
 	layers := m64.Attentions()
+	var done func()
+	if progress != nil {
+		total, n := 2*o.Starts*len(reports), 0 // two norms per tied L2 layer
+		done = func() { n++; progress(n, total) }
+	}
 	out := make([]AttnLooseness, 0, len(reports))
 	for _, a := range layers {
 		if a.Kind != ops.L2 {
 			continue
 		}
 		r := AttnLooseness{AttnReport: reports[len(out)]}
-		lb, err := search.LayerLowerBounds(a, searchN, o)
+		lb, err := search.LayerLowerBounds(a, searchN, o, done)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r.Name, err)
 		}

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -46,7 +47,7 @@ func TestCertify(t *testing.T) {
 			t.Fatal(err)
 		}
 		var js bytes.Buffer
-		certified, err := Certify(loaded, 0, o)
+		certified, err := Certify(loaded, 0, o, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,9 +71,14 @@ func TestCertify(t *testing.T) {
 			continue
 		}
 		o.Starts, o.Steps = 2, 10
-		searched, err := Certify(loaded, 4, o)
+		var calls [][2]int
+		searched, err := Certify(loaded, 4, o, func(done, total int) { calls = append(calls, [2]int{done, total}) })
 		if err != nil {
 			t.Fatal(err)
+		}
+		want := [][2]int{{1, 4}, {2, 4}, {3, 4}, {4, 4}} // 2 norms x 2 starts of the one layer
+		if !slices.Equal(calls, want) {
+			t.Errorf("progress calls %v, want %v", calls, want)
 		}
 		js.Reset()
 		if err := json.NewEncoder(&js).Encode(searched); err != nil {
@@ -97,7 +103,7 @@ func TestCertify(t *testing.T) {
 			t.Errorf("%s: lower bounds %+v against certified %v (inf) and %v (token2)", a.Name, *a.Lower, a.CertInfAtN, a.CertTok2AtN)
 		}
 		o.Starts, o.Steps = 1, 5
-		if searched, err = Certify(loaded, 4, o); err != nil {
+		if searched, err = Certify(loaded, 4, o, nil); err != nil {
 			t.Fatal(err)
 		}
 		var table bytes.Buffer
