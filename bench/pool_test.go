@@ -1,30 +1,13 @@
 package bench
 
 import (
-	"bytes"
-	"encoding/json"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// writeRecords writes records as a JSONL file and returns its path.
-func writeRecords(t *testing.T, name string, recs ...any) string {
-	t.Helper()
-	var b bytes.Buffer
-	for _, r := range recs {
-		if err := json.NewEncoder(&b).Encode(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	path := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
+	"lipformer/internal/testfile"
+)
 
 // TestPool: Go's times are pooled per backend, PyTorch's over every file, sample per
 // generated token; the range is of the ratios within each file; sample's speedup over the
@@ -45,9 +28,9 @@ func TestPool(t *testing.T) {
 	}
 	cmp := Comparison{Impl: "compare", Config: "P1", Arch: "dp", Mode: "train", Ratio: 9}
 	files := []string{
-		writeRecords(t, "a.jsonl", rec("go", "gonum", "train", 100, 0), rec("go", "gonum", "sample", 40, 2e6), rec("torch", "openblas", "train", 50, 0), rec("torch", "openblas", "sample", 8, 0), cmp),
-		writeRecords(t, "b.jsonl", rec("go", "openblas", "train", 90, 0), rec("torch", "openblas", "train", 100, 0)),
-		writeRecords(t, "c.jsonl", rec("go", "gonum", "train", 120, 0), rec("go", "gonum", "sample", 40, 4e6), rec("torch", "openblas", "train", 60, 0), rec("torch", "openblas", "sample", 4, 0)),
+		testfile.JSONL(t, "a.jsonl", rec("go", "gonum", "train", 100, 0), rec("go", "gonum", "sample", 40, 2e6), rec("torch", "openblas", "train", 50, 0), rec("torch", "openblas", "sample", 8, 0), cmp),
+		testfile.JSONL(t, "b.jsonl", rec("go", "openblas", "train", 90, 0), rec("torch", "openblas", "train", 100, 0)),
+		testfile.JSONL(t, "c.jsonl", rec("go", "gonum", "train", 120, 0), rec("go", "gonum", "sample", 40, 4e6), rec("torch", "openblas", "train", 60, 0), rec("torch", "openblas", "sample", 4, 0)),
 	}
 	ps, backends, err := Pool(files)
 	if err != nil {
@@ -79,9 +62,9 @@ func TestPool(t *testing.T) {
 		want string
 	}{
 		{[]string{filepath.Join(t.TempDir(), "none.jsonl")}, "none.jsonl"},
-		{[]string{writeRecords(t, "bad.jsonl", 3)}, "bad.jsonl:1"},
-		{[]string{writeRecords(t, "empty.jsonl", cmp)}, "no go or torch records"},
-		{[]string{files[0], writeRecords(t, "b16.jsonl", func() Measurement { r := rec("go", "gonum", "train", 1, 0); r.Batch = 16; return r }())},
+		{[]string{testfile.JSONL(t, "bad.jsonl", 3)}, "bad.jsonl:1"},
+		{[]string{testfile.JSONL(t, "empty.jsonl", cmp)}, "no go or torch records"},
+		{[]string{files[0], testfile.JSONL(t, "b16.jsonl", func() Measurement { r := rec("go", "gonum", "train", 1, 0); r.Batch = 16; return r }())},
 			"pool runs of the same settings"},
 	} {
 		if _, _, err := Pool(c.args); err == nil || !strings.Contains(err.Error(), c.want) {

@@ -3,30 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"lipformer/bench"
+	"lipformer/internal/testfile"
 )
-
-// writeRecords writes records as a JSONL file and returns its path.
-func writeRecords(t *testing.T, name string, recs ...any) string {
-	t.Helper()
-	var b bytes.Buffer
-	for _, r := range recs {
-		if err := json.NewEncoder(&b).Encode(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	path := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
 
 // TestPoolTable: -pool prints bench.Pool's table of the files (the ratio with its range
 // within files, sample's speedup over the training step) and refuses bad arguments.
@@ -46,9 +29,9 @@ func TestPoolTable(t *testing.T) {
 	}
 	cmp := bench.Comparison{Impl: "compare", Config: "P1", Arch: "dp", Mode: "train", Ratio: 9}
 	files := []string{
-		writeRecords(t, "a.jsonl", rec("go", "gonum", "train", 100, 0), rec("go", "gonum", "sample", 40, 2e6), rec("torch", "openblas", "train", 50, 0), rec("torch", "openblas", "sample", 8, 0), cmp),
-		writeRecords(t, "b.jsonl", rec("go", "openblas", "train", 90, 0), rec("torch", "openblas", "train", 100, 0)),
-		writeRecords(t, "c.jsonl", rec("go", "gonum", "train", 120, 0), rec("go", "gonum", "sample", 40, 4e6), rec("torch", "openblas", "train", 60, 0), rec("torch", "openblas", "sample", 4, 0)),
+		testfile.JSONL(t, "a.jsonl", rec("go", "gonum", "train", 100, 0), rec("go", "gonum", "sample", 40, 2e6), rec("torch", "openblas", "train", 50, 0), rec("torch", "openblas", "sample", 8, 0), cmp),
+		testfile.JSONL(t, "b.jsonl", rec("go", "openblas", "train", 90, 0), rec("torch", "openblas", "train", 100, 0)),
+		testfile.JSONL(t, "c.jsonl", rec("go", "gonum", "train", 120, 0), rec("go", "gonum", "sample", 40, 4e6), rec("torch", "openblas", "train", 60, 0), rec("torch", "openblas", "sample", 4, 0)),
 	}
 	var stdout, stderr bytes.Buffer
 	if err := run(context.Background(), append([]string{"-pool"}, files...), &stdout, &stderr); err != nil {
