@@ -1,0 +1,125 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/chewxy/hm"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"lipformer/kernel"
+)
+
+// BallNorm centres every row of x (..., D) and projects it onto the ball of radius
+// r = sqrt(D) e^s, with s a learned log radius of shape (1): y = u min(1, r/||u||_2), u =
+// x - mean(x). It is 1-Lipschitz in each row's 2-norm at every s (docs/math.md, "The ball
+// norm"); at s = 0 the ball's sphere is where LayerNorm puts every row at gain 1.
+func BallNorm(x, s *G.Node) (*G.Node, error) {
+	xs := x.Shape()
+	if xs.Dims() < 1 {
+		return nil, fmt.Errorf("ball norm: input %v has no axis", xs)
+	}
+	if s.Shape().TotalSize() != 1 || !s.Shape().IsVectorLike() || s.Dtype() != x.Dtype() {
+		return nil, fmt.Errorf("ball norm: log radius %s is %v %v, want a %v vector of 1", s.Name(), s.Dtype(), s.Shape(), x.Dtype())
+	}
+	if err := checkFloat("ball norm", x.Dtype()); err != nil {
+		return nil, err
+	}
+	return G.ApplyOp(newBallNormOp(xs.Dims(), 0), x, s)
+}
+
+// ballNormOp is BallNorm (part 0) or its gradient with respect to x (part 1) or to the log
+// radius s (part 2); the gradients take (x, s, dy).
+type ballNormOp struct {
+	baseOp
+	dims int // rank of x
+	part int
+}
+
+func newBallNormOp(dims, part int) *ballNormOp {
+	return &ballNormOp{baseOp{name: fmt.Sprintf("BallNorm{part=%d}", part)}, dims, part}
+}
+
+// Arity is 2 forward, 3 backward.
+func (op *ballNormOp) Arity() int {
+	if op.part == 0 {
+		return 2
+	}
+	return 3
+}
+
+// Type maps (tensor, vector[, tensor]) to a tensor, or to a vector for part 2.
+func (op *ballNormOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	x, v := tensorType(op.dims, a), tensorType(1, a)
+	switch op.part {
+	case 0:
+		return hm.NewFnType(x, v, x)
+	case 1:
+		return hm.NewFnType(x, v, x, x)
+	}
+	return hm.NewFnType(x, v, x, v)
+}
+
+// InferShape is x's shape, or s's for part 2.
+func (op *ballNormOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	if op.part == 2 {
+		return in[1].(tensor.Shape).Clone(), nil
+	}
+	return in[0].(tensor.Shape).Clone(), nil
+}
+
+// Do runs the op into a new tensor.
+func (op *ballNormOp) Do(in ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, in...) }
+
+// UsePreallocDo runs the op into prealloc when it fits.
+func (op *ballNormOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, error) {
+	vals := make([]*tensor.Dense, op.Arity())
+	for i := range vals {
+		var err error
+		if vals[i], err = dense(op.name, in, i); err != nil {
+			return nil, err
+		}
+	}
+	shape := vals[0].Shape()
+	if op.part == 2 {
+		shape = vals[1].Shape()
+	}
+	out := op.out.get(prealloc, vals[0].Dtype(), shape, in)
+	switch vals[0].Dtype() {
+	case tensor.Float32:
+		ballNormKernel(op, data[float32](out), floats[float32](vals), vals[0].Shape()[op.dims-1])
+	case tensor.Float64:
+		ballNormKernel(op, data[float64](out), floats[float64](vals), vals[0].Shape()[op.dims-1])
+	}
+	return out, nil
+}
+
+// DiffWRT is true for both inputs.
+func (op *ballNormOp) DiffWRT(int) []bool { return []bool{true, true} }
+
+// SymDiff applies the two gradient ops to (x, s, dy).
+func (op *ballNormOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
+	dx, err := G.ApplyOp(newBallNormOp(op.dims, 1), in[0], in[1], grad)
+	if err != nil {
+		return nil, err
+	}
+	ds, err := G.ApplyOp(newBallNormOp(op.dims, 2), in[0], in[1], grad)
+	return G.Nodes{dx, ds}, err
+}
+
+// ballNormKernel runs part op.part on in = (x, s[, dy]), rows of width d, into out; the
+// radius is sqrt(d) e^s, and ds = r (d loss / d r).
+func ballNormKernel[T kernel.Float](op *ballNormOp, out []T, in [][]T, d int) {
+	x := in[0]
+	r := math.Sqrt(float64(d)) * math.Exp(float64(in[1][0]))
+	switch op.part {
+	case 0:
+		kernel.BallNormRows(out, x, d, r)
+	case 1:
+		kernel.BallNormGrad(out, x, in[2], d, r)
+	case 2:
+		out[0] = T(r * kernel.BallNormRadiusGrad(x, in[2], d, r))
+	}
+}
