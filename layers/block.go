@@ -20,15 +20,18 @@ const (
 	PostLN Norm = "post"
 	// NoLN: x = x + Attn(x); x = x + MLP(x).
 	NoLN Norm = "none"
+	// BallPre: x = x + Attn(B(x)); x = x + MLP(B(x)), B a BallNorm, LayerNorm's certified
+	// substitute.
+	BallPre Norm = "ball"
 )
 
 // ParseNorm validates a norm placement name.
 func ParseNorm(s string) (Norm, error) {
 	switch n := Norm(s); n {
-	case PreLN, PostLN, NoLN:
+	case PreLN, PostLN, NoLN, BallPre:
 		return n, nil
 	}
-	return "", fmt.Errorf("norm placement %q, want pre, post or none", s)
+	return "", fmt.Errorf("norm placement %q, want pre, post, none or ball", s)
 }
 
 // BlockConfig describes a transformer block.
@@ -52,16 +55,21 @@ type BlockConfig struct {
 	// MLPGain > 0 gives invertible MLP branches a learned input gain starting at MLPGain
 	// (SpectralMLP.LogGain); 0 for none.
 	MLPGain float64
+	// BallRadius is the initial radius of Norm ball's BallNorms in units of sqrt(D).
+	BallRadius float64
 }
 
 // Block is a transformer block: an attention and an MLP sub-block, each residual, with
-// LayerNorms placed as its config says (nil when Norm is NoLN).
+// LayerNorms placed as its config says (nil when Norm is NoLN or BallPre), or BallNorms
+// (non-nil for BallPre alone).
 type Block struct {
-	Cfg  BlockConfig
-	LN1  *LayerNorm
-	Attn *Attention
-	LN2  *LayerNorm
-	MLP  *MLP
+	Cfg   BlockConfig
+	LN1   *LayerNorm
+	Ball1 *BallNorm
+	Attn  *Attention
+	LN2   *LayerNorm
+	Ball2 *BallNorm
+	MLP   *MLP
 	// AttnOff makes Forward skip the attention sub-block: x passes unchanged (no LayerNorm,
 	// no branch), an ablation for evaluation graphs. Forward reads it when it builds a
 	// graph; nothing else does (Params still lists the attention's parameters).
@@ -83,8 +91,13 @@ func NewBlock(name string, cfg BlockConfig, dt tensor.Dtype, rng *rand.Rand) (*B
 	}
 	proj := residualStd(cfg.Std, max(cfg.Layers, 1))
 	b := &Block{Cfg: cfg, Attn: attn, MLP: NewMLP(name+".mlp", cfg.Width, cfg.Hidden, cfg.Std, proj, dt, rng)}
-	if cfg.Norm != NoLN {
+	switch cfg.Norm {
+	case PreLN, PostLN:
 		b.LN1, b.LN2 = NewLayerNorm(name+".ln1", cfg.Width, dt), NewLayerNorm(name+".ln2", cfg.Width, dt)
+	case BallPre:
+		if b.Ball1, b.Ball2, err = newBallNorms(name, cfg, dt); err != nil {
+			return nil, err
+		}
 	}
 	return b, nil
 }
@@ -120,21 +133,26 @@ func newBlockAttention(name string, cfg BlockConfig, dt tensor.Dtype, rng *rand.
 func (b *Block) Forward(g *Graph, x *G.Node) (*G.Node, error) {
 	if !b.AttnOff {
 		var err error
-		if x, err = b.residual(g, x, b.LN1, b.Attn.Forward); err != nil {
+		if x, err = b.residual(g, x, b.LN1, b.Ball1, b.Attn.Forward); err != nil {
 			return nil, err
 		}
 	}
-	return b.residual(g, x, b.LN2, b.MLP.Forward)
+	return b.residual(g, x, b.LN2, b.Ball2, b.MLP.Forward)
 }
 
-// residual applies one sub-block f around x with its LayerNorm ln placed per the config.
-func (b *Block) residual(g *Graph, x *G.Node, ln *LayerNorm, f func(*Graph, *G.Node) (*G.Node, error)) (*G.Node, error) {
+// residual applies one sub-block f around x with its LayerNorm ln or BallNorm ball placed
+// per the config.
+func (b *Block) residual(g *Graph, x *G.Node, ln *LayerNorm, ball *BallNorm, f func(*Graph, *G.Node) (*G.Node, error)) (*G.Node, error) {
 	in := x
 	var err error
-	if b.Cfg.Norm == PreLN {
-		if in, err = ln.Forward(g, x); err != nil {
-			return nil, err
-		}
+	switch b.Cfg.Norm {
+	case PreLN:
+		in, err = ln.Forward(g, x)
+	case BallPre:
+		in, err = ball.Forward(g, x)
+	}
+	if err != nil {
+		return nil, err
 	}
 	y, err := f(g, in)
 	if err != nil {
@@ -159,5 +177,18 @@ func (b *Block) Params() []*Param {
 	if b.LN1 != nil {
 		ps = append(ps, b.LN1.Gain, b.LN1.Bias, b.LN2.Gain, b.LN2.Bias)
 	}
+	if b.Ball1 != nil {
+		ps = append(ps, b.Ball1.LogRadius, b.Ball2.LogRadius)
+	}
 	return ps
+}
+
+// newBallNorms makes the two BallNorms of a block with Norm BallPre, named ball1 and ball2.
+func newBallNorms(name string, cfg BlockConfig, dt tensor.Dtype) (*BallNorm, *BallNorm, error) {
+	b1, err := NewBallNorm(name+".ball1", cfg.Width, cfg.BallRadius, dt)
+	if err != nil {
+		return nil, nil, err
+	}
+	b2, err := NewBallNorm(name+".ball2", cfg.Width, cfg.BallRadius, dt)
+	return b1, b2, err
 }

@@ -22,7 +22,12 @@ import (
 //     norm estimates and the result times c: the naive normalisation that ignores P's
 //     dependence on X, with no bound at all.
 //   - M, the MLP branch: a SpectralMLP, about c-Lipschitz in each token's 2-norm.
+//
+// With Norm ball each branch starts with a BallNorm, 1-Lipschitz in the token norm: A(B1(x))
+// and M(B2(x)), still c-Lipschitz under the token2 bound.
 type InvertibleBlock struct {
+	Ball1   *BallNorm // before A, or nil
+	Ball2   *BallNorm // before M, or nil
 	Attn    *Attention
 	VNorm   *SpectralNorm // dp: the normalisation of W^V; nil for L2
 	ONorm   *SpectralNorm // dp: the normalisation of W^O; nil for L2
@@ -36,7 +41,9 @@ type InvertibleBlock struct {
 }
 
 // NewInvertibleBlock makes an invertible block from cfg: Kind L2 or dp, LipC = c in (0, 1),
-// Context the N of the attention bound. Norm is ignored: the branches hold no LayerNorm.
+// Context the N of the attention bound. Norm BallPre puts a BallNorm before each branch and
+// then needs the token2 bound for L2 (the BallNorm is 1-Lipschitz in the token norm, not in
+// the inf-norm); any other Norm means none, since the branches hold no LayerNorm.
 func NewInvertibleBlock(name string, cfg BlockConfig, dt tensor.Dtype, rng *rand.Rand) (*InvertibleBlock, error) {
 	if cfg.Kind != ops.L2 && cfg.Kind != ops.DotProduct {
 		return nil, fmt.Errorf("%s: invertible blocks take l2 or dp attention, not %v", name, cfg.Kind)
@@ -49,6 +56,14 @@ func NewInvertibleBlock(name string, cfg BlockConfig, dt tensor.Dtype, rng *rand
 		return nil, err
 	}
 	b := &InvertibleBlock{Attn: attn, C: cfg.LipC, Dropout: cfg.Dropout}
+	if cfg.Norm == BallPre {
+		if cfg.Kind == ops.L2 && cfg.Bound != ops.BoundTok2 {
+			return nil, fmt.Errorf("%s: ball norm with the %v bound: the ball norm is 1-Lipschitz in the token norm only, want the token2 bound", name, cfg.Bound)
+		}
+		if b.Ball1, b.Ball2, err = newBallNorms(name, cfg, dt); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.Kind == ops.L2 {
 		attn.LipC, attn.BoundLen, attn.Bound = cfg.LipC, cfg.Context, cfg.Bound
 		if cfg.Bound == ops.BoundTok2 {
@@ -75,7 +90,7 @@ func (b *InvertibleBlock) Forward(g *Graph, x *G.Node) (*G.Node, error) {
 			return nil, err
 		}
 	}
-	return b.residual(g, x, b.MLP.Forward)
+	return b.residual(g, x, b.MLPBranch)
 }
 
 // residual is x + dropout(f(x)).
@@ -90,9 +105,30 @@ func (b *InvertibleBlock) residual(g *Graph, x *G.Node, f func(*Graph, *G.Node) 
 	return ops.Add(x, y)
 }
 
-// AttnBranch is the attention branch A, mapping x (B*T, D) to (B*T, D).
+// AttnBranch is the attention branch, A(B1(x)) or A(x), mapping x (B*T, D) to (B*T, D).
 func (b *InvertibleBlock) AttnBranch(g *Graph, x *G.Node) (*G.Node, error) {
+	x, err := normed(g, b.Ball1, x)
+	if err != nil {
+		return nil, err
+	}
 	return b.Attn.forward(g, x, b.attnWeight(g))
+}
+
+// MLPBranch is the MLP branch, M(B2(x)) or M(x), mapping x (B*T, D) to (B*T, D).
+func (b *InvertibleBlock) MLPBranch(g *Graph, x *G.Node) (*G.Node, error) {
+	x, err := normed(g, b.Ball2, x)
+	if err != nil {
+		return nil, err
+	}
+	return b.MLP.Forward(g, x)
+}
+
+// normed is ball's output on x, or x for a nil ball.
+func normed(g *Graph, ball *BallNorm, x *G.Node) (*G.Node, error) {
+	if ball == nil {
+		return x, nil
+	}
+	return ball.Forward(g, x)
 }
 
 // AttnWeights adds to g the weights the attention branch applies (Attention.Weights, with
@@ -131,7 +167,13 @@ func (b *InvertibleBlock) NaiveAttnLipschitz2() float64 {
 }
 
 // Params returns the block's parameters.
-func (b *InvertibleBlock) Params() []*Param { return append(b.Attn.Params(), b.MLP.Params()...) }
+func (b *InvertibleBlock) Params() []*Param {
+	ps := append(b.Attn.Params(), b.MLP.Params()...)
+	if b.Ball1 != nil {
+		ps = append(ps, b.Ball1.LogRadius, b.Ball2.LogRadius)
+	}
+	return ps
+}
 
 // SpectralNorms returns every spectral normalisation of the block.
 func (b *InvertibleBlock) SpectralNorms() []*SpectralNorm {
