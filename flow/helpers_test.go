@@ -22,14 +22,20 @@ const (
 
 // testStack is a float64 model of the architecture with random weights (seeded), its
 // power iterations run to convergence, compiled as a stack. The architecture
-// "invertible-l2+gain" is invertible-l2 whose MLP branches have an input gain of 4.
+// "invertible-l2+gain" is invertible-l2 whose MLP branches have an input gain of 4;
+// "invertible-l2+ball" is the certified recipe (token2 bound, temperatures, position bias,
+// MLP gain) with a ball norm of radius 0.3 sqrt(D) before each branch.
 func testStack(t *testing.T, arch string, seed uint64) (*model.Model, *Stack) {
 	t.Helper()
-	arch, gain, _ := strings.Cut(arch, "+")
+	arch, variant, _ := strings.Cut(arch, "+")
 	cfg := model.Config{Arch: arch, Layers: 2, Heads: 2, Width: testD, Context: testT, Vocab: 7, Norm: "none",
 		LipC: testC, Dtype: "float64", Std: 0.3}
-	if gain == "gain" {
+	switch variant {
+	case "gain":
 		cfg.MLPGain = 4
+	case "ball":
+		cfg = cfg.WithCertifiedRecipe()
+		cfg.Norm, cfg.BallRadius = "ball", 0.3
 	}
 	m, err := model.New(cfg, seed)
 	if err != nil {

@@ -17,7 +17,7 @@ var spreads = []float64{1, 10, 100}
 // at most 1e-9; its iterations stay within the geometric bound of its certified constant
 // L <= c, 1 + ceil(log(tol / ||g(y)||) / log L); and no ratio of successive steps exceeds c.
 func TestInvertibleL2SubBlocksInvert(t *testing.T) {
-	for _, arch := range []string{"invertible-l2", "invertible-l2+gain"} {
+	for _, arch := range []string{"invertible-l2", "invertible-l2+gain", "invertible-l2+ball"} {
 		_, st := testStack(t, arch, 1)
 		invertEverySubBlock(t, st)
 	}

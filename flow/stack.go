@@ -52,7 +52,7 @@ func NewStack(m *model.Model, batch int) (*Stack, error) {
 			norm   Norm
 			branch func(*layers.Graph, *G.Node) (*G.Node, error)
 			lip    func() (float64, bool)
-		}{{fmt.Sprintf("h%d.attn", i), attnNorm, b.AttnBranch, attnLip}, {fmt.Sprintf("h%d.mlp", i), Token2, b.MLP.Forward, mlpLip}} {
+		}{{fmt.Sprintf("h%d.attn", i), attnNorm, b.AttnBranch, attnLip}, {fmt.Sprintf("h%d.mlp", i), Token2, b.MLPBranch, mlpLip}} {
 			s, err := newSubBlock(sb.name, sb.norm, sb.branch, sb.lip, batch, t, d)
 			if err != nil {
 				st.Close()

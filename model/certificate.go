@@ -76,8 +76,9 @@ func (m *Model) Certificate() (*Certificate, error) {
 			name string
 			f    Factor
 			ln   *layers.LayerNorm
-		}{{"attn", attn, b.LN1}, {"mlp", mlp, b.LN2}} {
-			f, err := residualFactor(part.f, part.ln, b.Cfg.Norm)
+			ball *layers.BallNorm
+		}{{"attn", attn, b.LN1, b.Ball1}, {"mlp", mlp, b.LN2, b.Ball2}} {
+			f, err := residualFactor(part.f, part.ln, part.ball, b.Cfg.Norm)
 			if err != nil {
 				return nil, err
 			}
@@ -95,9 +96,23 @@ func (m *Model) Certificate() (*Certificate, error) {
 		}
 		fc, pr := b.MLP.Fc, b.MLP.Proj
 		mlpInf := fc.C * fc.Linear.LipschitzInf() / fc.SN.Sigma() * pr.C * pr.Linear.LipschitzInf() / pr.SN.Sigma()
-		attn.Name, attn.Inf, attn.Two, attn.Tok2 = fmt.Sprintf("h%d.attn", i), 1+attn.Inf, 1+attn.Two, 1+attn.Tok2
-		c.add(attn)
-		c.add(Factor{Name: fmt.Sprintf("h%d.mlp", i), Inf: Bound(1 + mlpInf), Two: Bound(1 + b.MLP.Lipschitz2()), Tok2: Bound(1 + b.MLP.Lipschitz2()), Note: "spectrally normalised, ELU"})
+		mlp := Factor{Inf: Bound(mlpInf), Two: Bound(b.MLP.Lipschitz2()), Tok2: Bound(b.MLP.Lipschitz2()), Note: "spectrally normalised, ELU"}
+		norm := layers.NoLN
+		if b.Ball1 != nil {
+			norm = layers.BallPre
+		}
+		for _, part := range []struct {
+			name string
+			f    Factor
+			ball *layers.BallNorm
+		}{{"attn", attn, b.Ball1}, {"mlp", mlp, b.Ball2}} {
+			f, err := residualFactor(part.f, nil, part.ball, norm)
+			if err != nil {
+				return nil, err
+			}
+			f.Name = fmt.Sprintf("h%d.%s", i, part.name)
+			c.add(f)
+		}
 	}
 	lnInf, err := m.LNf.LipschitzInf()
 	if err != nil {
@@ -149,11 +164,19 @@ func attentionFactor(a *layers.Attention, n int) (Factor, error) {
 	return f, nil
 }
 
-// residualFactor bounds x + f(x) with the LayerNorm placed as norm says: pre-LN
-// 1 + Lip(LN) Lip(f), post-LN Lip(LN) (1 + Lip(f)), none 1 + Lip(f).
-func residualFactor(f Factor, ln *layers.LayerNorm, norm layers.Norm) (Factor, error) {
-	if norm == layers.NoLN {
+// residualFactor bounds x + f(x) with the LayerNorm ln or BallNorm ball placed as norm
+// says: pre-LN 1 + Lip(LN) Lip(f), post-LN Lip(LN) (1 + Lip(f)), ball 1 + Lip(B) Lip(f),
+// none 1 + Lip(f).
+func residualFactor(f Factor, ln *layers.LayerNorm, ball *layers.BallNorm, norm layers.Norm) (Factor, error) {
+	switch norm {
+	case layers.NoLN:
 		return Factor{Inf: 1 + f.Inf, Two: 1 + f.Two, Tok2: 1 + f.Tok2, Note: f.Note}, nil
+	case layers.BallPre:
+		note := fmt.Sprintf("ball norm factor %.3g (inf) / 1 (2, token)", ball.LipschitzInf())
+		if f.Note != "" {
+			note = f.Note + "; " + note
+		}
+		return Factor{Inf: 1 + Bound(ball.LipschitzInf())*f.Inf, Two: 1 + f.Two, Tok2: 1 + f.Tok2, Note: note}, nil
 	}
 	lnInf, err := ln.LipschitzInf()
 	if err != nil {

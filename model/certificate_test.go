@@ -84,8 +84,12 @@ func TestCertificateBoundsTheNetwork(t *testing.T) {
 		{"l2", "none", false, "", false}, {"l2", "pre", false, "", false}, {"l2", "post", false, "", false}, {"l2", "pre", true, "", false},
 		{"contractive-l2", "none", false, "", false}, {"invertible-l2", "none", false, "", false},
 		{"contractive-l2", "pre", false, "product", true}, {"invertible-l2", "none", false, "token2", true}, {"l2", "none", false, "", true},
+		{"l2", "ball", false, "", false}, {"contractive-l2", "ball", false, "token2", true}, {"invertible-l2", "ball", false, "token2", true},
 	} {
 		cfg := Config{Arch: c.arch, Layers: 2, Heads: 2, Width: 4, Context: 4, Vocab: 5, Norm: c.norm, LipC: 0.9, Dtype: "float64", Std: 0.5, Tie: c.tie, L2Bound: c.bound, L2Temp: c.temp}
+		if c.norm == "ball" {
+			cfg.BallRadius = 0.3 // below the inputs' scales: the projection is active
+		}
 		m, err := New(cfg, 3)
 		if err != nil {
 			t.Fatal(err)

@@ -327,7 +327,10 @@ func (c Config) impliedParams() float64 {
 	if c.MLPGain > 0 {
 		block++
 	}
-	if !c.invertible() && c.Norm != string(layers.NoLN) {
+	switch {
+	case c.Norm == string(layers.BallPre):
+		block += 2 // the blocks' two ball norms' log radii
+	case !c.invertible() && c.Norm != string(layers.NoLN):
 		block += 4 * d // the blocks' two LayerNorms
 	}
 	return n + float64(c.Layers)*block

@@ -34,7 +34,10 @@ type Config struct {
 	LipC    float64 `json:"lip_c"`   // Lipschitz coefficient c of contractive attention and invertible branches
 	Dtype   string  `json:"dtype"`   // float32 or float64
 	Std     float64 `json:"init_std"`
-	Tie     bool    `json:"tie"` // the head is the token embedding transposed (GPT-2, nanoGPT)
+	// EmbedStd is the initial scale of the token and position embeddings, which sets the
+	// scale of the residual stream that ball norms project; 0 means Std.
+	EmbedStd float64 `json:"embed_std,omitempty"`
+	Tie      bool    `json:"tie"` // the head is the token embedding transposed (GPT-2, nanoGPT)
 	// BalanceL2 starts tied L2 value paths at dot-product scale (layers.Attention.BalanceL2Values).
 	BalanceL2 bool `json:"balance_l2"`
 	// L2Bound is the bound contractive tied L2 attention divides by: "kim" (Kim et al.'s
@@ -51,7 +54,14 @@ type Config struct {
 	// gain starting at MLPGain (layers.SpectralMLP.LogGain), which leaves their Lipschitz
 	// constant unchanged; 0 for none.
 	MLPGain float64 `json:"mlp_gain,omitempty"`
+	// BallRadius is the initial radius of the BallNorms of Norm "ball", in units of
+	// sqrt(D); 0 means DefaultBallRadius.
+	BallRadius float64 `json:"ball_radius,omitempty"`
 }
+
+// DefaultBallRadius is the initial BallNorm radius, in units of sqrt(D), when a config
+// with Norm "ball" names none.
+const DefaultBallRadius = 1.0
 
 // L2BoundForms lists the values of Config.L2Bound.
 var L2BoundForms = []string{"kim", "product", "token2"}
@@ -96,7 +106,16 @@ func (c Config) Validate() error {
 		bad("lip_c %g, want 0 < c < 1 for an invertible architecture", c.LipC)
 	}
 	if c.invertible() && c.Norm == string(layers.PostLN) {
-		bad("norm post: an invertible architecture has no LayerNorm in its blocks (want none; pre is taken as none)")
+		bad("norm post: an invertible architecture has no LayerNorm in its blocks (want none or ball; pre is taken as none)")
+	}
+	if form, _ := c.boundForm(); c.Arch == "invertible-l2" && c.Norm == string(layers.BallPre) && form != ops.BoundTok2 {
+		bad("norm ball with l2_bound %q: the ball norm is 1-Lipschitz in the token norm, not the inf-norm; want l2_bound token2", c.L2Bound)
+	}
+	if !(c.BallRadius >= 0) || math.IsInf(c.BallRadius, 0) {
+		bad("ball_radius %g, want finite and >= 0 (0: %g)", c.BallRadius, DefaultBallRadius)
+	}
+	if c.BallRadius > 0 && c.Norm != string(layers.BallPre) {
+		bad("ball_radius with norm %q: only norm ball has ball norms", c.Norm)
 	}
 	if _, err := c.boundForm(); err != nil {
 		bad("%v", err)
@@ -121,6 +140,9 @@ func (c Config) Validate() error {
 	}
 	if !(c.Std > 0) {
 		bad("init_std %g, want > 0", c.Std)
+	}
+	if !(c.EmbedStd >= 0) || math.IsInf(c.EmbedStd, 0) {
+		bad("embed_std %g, want finite and >= 0 (0: init_std)", c.EmbedStd)
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("model config: %s", strings.Join(errs, "; "))
@@ -187,7 +209,7 @@ func (c Config) boundForm() (ops.BoundForm, error) {
 // Uses reports whether the setting named by its JSON key shapes a model of c's
 // architecture: balance_l2, l2_temp and l2_pos_bias only tied L2 attention, l2_bound only
 // contractive tied L2 attention, lip_c only contractive and invertible architectures,
-// mlp_gain only invertible ones, every other key always.
+// mlp_gain only invertible ones, ball_radius only norm ball, every other key always.
 func (c Config) Uses(key string) bool {
 	contractive := c.Arch == "contractive-l2" || c.invertible()
 	switch key {
@@ -200,8 +222,26 @@ func (c Config) Uses(key string) bool {
 		return contractive
 	case "mlp_gain":
 		return c.invertible()
+	case "ball_radius":
+		return c.Norm == string(layers.BallPre)
 	}
 	return true
+}
+
+// embedStd is the initial scale of the embeddings.
+func (c Config) embedStd() float64 {
+	if c.EmbedStd == 0 {
+		return c.Std
+	}
+	return c.EmbedStd
+}
+
+// ballRadius is the initial BallNorm radius in units of sqrt(D).
+func (c Config) ballRadius() float64 {
+	if c.BallRadius == 0 {
+		return DefaultBallRadius
+	}
+	return c.BallRadius
 }
 
 // invertible reports whether the architecture is built of invertible blocks.

@@ -25,13 +25,14 @@ type blockWeights[T kernel.Float] struct {
 	fc, fcB    []T // (D, F), (F)
 	proj, prjB []T // (F, D), (D)
 	elu        bool
-	ln1, ln2   *lnWeights[T] // nil without LayerNorm
+	ln1, ln2   *lnWeights[T] // nil without LayerNorm or BallNorm
 }
 
-// lnWeights are a LayerNorm's gain and bias (D) and its eps.
+// lnWeights are a LayerNorm's gain and bias (D) and its eps, or a BallNorm's radius.
 type lnWeights[T kernel.Float] struct {
 	gain, bias []T
 	eps        float64
+	ball       float64 // the BallNorm's radius, or 0 for a LayerNorm
 }
 
 // lnWeightsOf copies a LayerNorm's weights, or is nil for nil.
@@ -40,6 +41,15 @@ func lnWeightsOf[T kernel.Float](ln *layers.LayerNorm) *lnWeights[T] {
 		return nil
 	}
 	return &lnWeights[T]{gain: paramData[T](ln.Gain), bias: paramData[T](ln.Bias), eps: ln.Eps}
+}
+
+// normWeightsOf copies the weights of a sub-block's LayerNorm ln or BallNorm ball, or is
+// nil when both are nil.
+func normWeightsOf[T kernel.Float](ln *layers.LayerNorm, ball *layers.BallNorm) *lnWeights[T] {
+	if ball != nil {
+		return &lnWeights[T]{ball: ball.Radius()}
+	}
+	return lnWeightsOf[T](ln)
 }
 
 // blockNodes are a block's weights as nodes of a graph that computes them from the
@@ -53,6 +63,7 @@ type blockNodes struct {
 	fc, fcB, proj, projB *G.Node
 	elu                  bool
 	ln1, ln2             *layers.LayerNorm
+	ball1, ball2         *layers.BallNorm
 }
 
 // blockWeightsOf evaluates the weights of every block of m, in m's dtype T.
@@ -85,7 +96,7 @@ func blockWeightsOf[T kernel.Float](m *Model) ([]blockWeights[T], error) {
 	out := make([]blockWeights[T], len(nodes))
 	for i, bn := range nodes {
 		w := &out[i]
-		w.kind, w.elu, w.ln1, w.ln2 = bn.kind, bn.elu, lnWeightsOf[T](bn.ln1), lnWeightsOf[T](bn.ln2)
+		w.kind, w.elu, w.ln1, w.ln2 = bn.kind, bn.elu, normWeightsOf[T](bn.ln1, bn.ball1), normWeightsOf[T](bn.ln2, bn.ball2)
 		w.packed = concatColumns[T](bn.packed)
 		w.wo, w.fc, w.fcB, w.proj, w.prjB = valueOf[T](bn.wo), valueOf[T](bn.fc), valueOf[T](bn.fcB), valueOf[T](bn.proj), valueOf[T](bn.projB)
 		if bn.bias != nil {
@@ -120,7 +131,7 @@ func foldL2Mix[T kernel.Float](wq, wv, wo []T, width, heads int) ([]T, error) {
 
 // plainBlockNodes adds the weights of a transformer block to g.
 func plainBlockNodes(g *layers.Graph, b *layers.Block) (blockNodes, error) {
-	bn := blockNodes{kind: b.Attn.Kind, ln1: b.LN1, ln2: b.LN2,
+	bn := blockNodes{kind: b.Attn.Kind, ln1: b.LN1, ln2: b.LN2, ball1: b.Ball1, ball2: b.Ball2,
 		fc: g.Node(b.MLP.Fc.W), fcB: g.Node(b.MLP.Fc.B), proj: g.Node(b.MLP.Proj.W), projB: g.Node(b.MLP.Proj.B)}
 	w, err := b.Attn.Weights(g)
 	if err != nil {
@@ -133,7 +144,7 @@ func plainBlockNodes(g *layers.Graph, b *layers.Block) (blockNodes, error) {
 // invertibleBlockNodes adds the weights of an invertible block to g: the attention
 // branch's (layers.InvertibleBlock.AttnWeights) and the spectrally normalised MLP's.
 func invertibleBlockNodes(g *layers.Graph, b *layers.InvertibleBlock) (blockNodes, error) {
-	bn := blockNodes{kind: b.Attn.Kind, elu: true, fcB: g.Node(b.MLP.Fc.B), projB: g.Node(b.MLP.Proj.B)}
+	bn := blockNodes{kind: b.Attn.Kind, elu: true, fcB: g.Node(b.MLP.Fc.B), projB: g.Node(b.MLP.Proj.B), ball1: b.Ball1, ball2: b.Ball2}
 	w, err := b.AttnWeights(g)
 	if err != nil {
 		return bn, err

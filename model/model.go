@@ -24,7 +24,8 @@ type Model struct {
 // New builds a model with weights initialised from seed as in GPT-2: N(0, std^2), the
 // residual projections scaled by 1/sqrt(2 layers), zero biases, unit LayerNorm gains.
 // With cfg.Tie the head shares the token table, which is then weight-decayed like a matrix.
-// An invertible architecture has no LayerNorm in its blocks: its config's Norm becomes none.
+// An invertible architecture has no LayerNorm in its blocks: its config's Norm, unless ball,
+// becomes none.
 func New(cfg Config, seed uint64) (*Model, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -37,13 +38,14 @@ func New(cfg Config, seed uint64) (*Model, error) {
 	rng := rand.New(rand.NewPCG(seed, 0x6c6970666f726d))
 	m := &Model{
 		Cfg: cfg,
-		Tok: layers.NewEmbedding("tok", cfg.Vocab, cfg.Width, cfg.Std, dt, rng),
-		Pos: layers.NewEmbedding("pos", cfg.Context, cfg.Width, cfg.Std, dt, rng),
+		Tok: layers.NewEmbedding("tok", cfg.Vocab, cfg.Width, cfg.embedStd(), dt, rng),
+		Pos: layers.NewEmbedding("pos", cfg.Context, cfg.Width, cfg.embedStd(), dt, rng),
 		LNf: layers.NewLayerNorm("lnf", cfg.Width, dt),
 	}
 	bc := layers.BlockConfig{Width: cfg.Width, Heads: cfg.Heads, Hidden: cfg.hidden(), Kind: kind, Norm: norm,
 		Causal: true, Dropout: cfg.Dropout, Std: cfg.Std, Layers: cfg.Layers, LipC: cfg.contraction(), Context: cfg.Context,
-		BalanceL2: cfg.BalanceL2, Bound: form, L2Temp: cfg.L2Temp, PosBias: cfg.L2PosBias, MLPGain: cfg.MLPGain}
+		BalanceL2: cfg.BalanceL2, Bound: form, L2Temp: cfg.L2Temp, PosBias: cfg.L2PosBias, MLPGain: cfg.MLPGain,
+		BallRadius: cfg.ballRadius()}
 	for i := 0; i < cfg.Layers; i++ {
 		name := fmt.Sprintf("h%d", i)
 		if cfg.invertible() {
@@ -68,10 +70,10 @@ func New(cfg Config, seed uint64) (*Model, error) {
 	return m, nil
 }
 
-// Built returns c as New builds it: an invertible architecture's Norm becomes none, since
-// its blocks hold no LayerNorm.
+// Built returns c as New builds it: an invertible architecture's Norm other than ball
+// becomes none, since its blocks hold no LayerNorm.
 func (c Config) Built() Config {
-	if c.invertible() {
+	if c.invertible() && c.Norm != string(layers.BallPre) {
 		c.Norm = string(layers.NoLN)
 	}
 	return c

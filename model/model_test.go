@@ -22,7 +22,8 @@ type variant struct {
 
 // variants are the tiny configurations of every architecture, of dp and l2 with the head
 // tied to the token embedding, of invertible-l2 with balanced value maps, and of tied L2
-// with temperatures, position biases and the product and token2 bounds.
+// with temperatures, position biases and the product and token2 bounds, and of ball norms
+// (the certified recipe where it applies).
 func variants() []variant {
 	var vs []variant
 	for _, arch := range Architectures {
@@ -46,6 +47,11 @@ func variants() []variant {
 		c := tiny(v.arch)
 		c.L2Bound, c.L2Temp, c.L2PosBias = v.bound, true, v.bias
 		vs = append(vs, variant{fmt.Sprintf("%s-%s-temp-bias=%t", v.arch, v.bound, v.bias), c})
+	}
+	for _, arch := range []string{"dp", "contractive-l2", "invertible-l2"} {
+		c := tiny(arch).WithCertifiedRecipe()
+		c.Norm, c.BallRadius = "ball", 0.3 // radius 0.85: some rows inside the ball, some outside
+		vs = append(vs, variant{arch + "-ball", c})
 	}
 	return vs
 }
