@@ -219,6 +219,10 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{func(c *Config) { c.MLPGain = 2 }, "mlp_gain"},
 		{func(c *Config) { c.Arch, c.MLPGain = "invertible-l2", -1 }, "mlp_gain"},
 		{func(c *Config) { c.Arch, c.MLPGain = "invertible-l2", math.Inf(1) }, "mlp_gain"},
+		{func(c *Config) { c.BallRadius = 0.5 }, "ball_radius"},
+		{func(c *Config) { c.Norm, c.BallRadius = "ball", -1 }, "ball_radius"},
+		{func(c *Config) { c.Arch, c.Norm, c.L2Bound = "invertible-l2", "ball", "kim" }, "token2"},
+		{func(c *Config) { c.EmbedStd = math.NaN() }, "embed_std"},
 	} {
 		cfg := tiny("l2")
 		c.mod(&cfg)
@@ -382,6 +386,11 @@ func TestUsesNamesWhatEachArchitectureReads(t *testing.T) {
 		}
 		if !slices.Equal(got, want[arch]) {
 			t.Errorf("%s: Uses rejects %v, want %v", arch, got, want[arch])
+		}
+		ball := cfg
+		ball.Norm = "ball"
+		if cfg.Uses("ball_radius") || !ball.Uses("ball_radius") {
+			t.Errorf("%s: Uses of ball_radius is %v with norm %s and %v with norm ball, want false and true", arch, cfg.Uses("ball_radius"), cfg.Norm, ball.Uses("ball_radius"))
 		}
 		// Validate refuses the flags an architecture does not read.
 		for k, set := range map[string]func(*Config){
