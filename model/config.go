@@ -55,13 +55,10 @@ type Config struct {
 	// constant unchanged; 0 for none.
 	MLPGain float64 `json:"mlp_gain,omitempty"`
 	// BallRadius is the initial radius of the BallNorms of Norm "ball", in units of
-	// sqrt(D); 0 means DefaultBallRadius.
+	// sqrt(D); 0 means the embeddings' initial scale (EmbedStd, or Std), so that the
+	// stream's tokens, of norm about sqrt(2D) times it, start outside the ball.
 	BallRadius float64 `json:"ball_radius,omitempty"`
 }
-
-// DefaultBallRadius is the initial BallNorm radius, in units of sqrt(D), when a config
-// with Norm "ball" names none.
-const DefaultBallRadius = 1.0
 
 // L2BoundForms lists the values of Config.L2Bound.
 var L2BoundForms = []string{"kim", "product", "token2"}
@@ -112,7 +109,7 @@ func (c Config) Validate() error {
 		bad("norm ball with l2_bound %q: the ball norm is 1-Lipschitz in the token norm, not the inf-norm; want l2_bound token2", c.L2Bound)
 	}
 	if !(c.BallRadius >= 0) || math.IsInf(c.BallRadius, 0) {
-		bad("ball_radius %g, want finite and >= 0 (0: %g)", c.BallRadius, DefaultBallRadius)
+		bad("ball_radius %g, want finite and >= 0 (0: the embeddings' init scale)", c.BallRadius)
 	}
 	if c.BallRadius > 0 && c.Norm != string(layers.BallPre) {
 		bad("ball_radius with norm %q: only norm ball has ball norms", c.Norm)
@@ -239,7 +236,7 @@ func (c Config) embedStd() float64 {
 // ballRadius is the initial BallNorm radius in units of sqrt(D).
 func (c Config) ballRadius() float64 {
 	if c.BallRadius == 0 {
-		return DefaultBallRadius
+		return c.embedStd()
 	}
 	return c.BallRadius
 }
