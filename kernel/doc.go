@@ -1,6 +1,6 @@
 // Package kernel is lipformer's compute on plain row-major slices, outside any graph: the
 // matrix products of the build's BLAS (Gemm, Gemv and packed weights), the row kernels of
-// the ops (LayerNorm, softmax, GELU, ELU, cross-entropy, sums), the attention step of an
+// the ops (LayerNorm, the ball norm, softmax, GELU, ELU, cross-entropy, sums), the attention step of an
 // incremental decoder (DotRows, WeightedRowSum) and the parallel loop they share. Package
 // ops wraps them as Gorgonia operations and model's decoder calls them directly, so that
 // both compute the same values.

@@ -1,5 +1,5 @@
 // Package layers builds the graph nodes of lipformer's layers — Linear, Embedding,
-// LayerNorm, MLP, dot-product and L2 multihead self-attention, and the transformer block;
+// LayerNorm and the ball norm, its certified substitute, MLP, dot-product and L2 multihead self-attention, and the transformer block;
 // spectral normalisation, the spectrally normalised MLP and the invertible block
 // (docs/math.md, "Contraction and inversion") — over parameters that are shared by every graph built from them, and reports
 // their Lipschitz constants or bounds (docs/math.md).
