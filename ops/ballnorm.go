@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
@@ -31,43 +30,10 @@ func BallNorm(x, s *G.Node) (*G.Node, error) {
 
 // ballNormOp is BallNorm (part 0) or its gradient with respect to x (part 1) or to the log
 // radius s (part 2); the gradients take (x, s, dy).
-type ballNormOp struct {
-	baseOp
-	dims int // rank of x
-	part int
-}
+type ballNormOp struct{ partedOp }
 
 func newBallNormOp(dims, part int) *ballNormOp {
-	return &ballNormOp{baseOp{name: fmt.Sprintf("BallNorm{part=%d}", part)}, dims, part}
-}
-
-// Arity is 2 forward, 3 backward.
-func (op *ballNormOp) Arity() int {
-	if op.part == 0 {
-		return 2
-	}
-	return 3
-}
-
-// Type maps (tensor, vector[, tensor]) to a tensor, or to a vector for part 2.
-func (op *ballNormOp) Type() hm.Type {
-	a := hm.TypeVariable('a')
-	x, v := tensorType(op.dims, a), tensorType(1, a)
-	switch op.part {
-	case 0:
-		return hm.NewFnType(x, v, x)
-	case 1:
-		return hm.NewFnType(x, v, x, x)
-	}
-	return hm.NewFnType(x, v, x, v)
-}
-
-// InferShape is x's shape, or s's for part 2.
-func (op *ballNormOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	if op.part == 2 {
-		return in[1].(tensor.Shape).Clone(), nil
-	}
-	return in[0].(tensor.Shape).Clone(), nil
+	return &ballNormOp{newPartedOp(fmt.Sprintf("BallNorm{part=%d}", part), part, dims, 1)}
 }
 
 // Do runs the op into a new tensor.
@@ -75,38 +41,23 @@ func (op *ballNormOp) Do(in ...G.Value) (G.Value, error) { return op.UsePrealloc
 
 // UsePreallocDo runs the op into prealloc when it fits.
 func (op *ballNormOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, error) {
-	vals := make([]*tensor.Dense, op.Arity())
-	for i := range vals {
-		var err error
-		if vals[i], err = dense(op.name, in, i); err != nil {
-			return nil, err
-		}
+	vals, err := op.inputs(in)
+	if err != nil {
+		return nil, err
 	}
-	shape := vals[0].Shape()
-	if op.part == 2 {
-		shape = vals[1].Shape()
-	}
-	out := op.out.get(prealloc, vals[0].Dtype(), shape, in)
+	out := op.out.get(prealloc, vals[0].Dtype(), op.outShape(vals), in)
 	switch vals[0].Dtype() {
 	case tensor.Float32:
-		ballNormKernel(op, data[float32](out), floats[float32](vals), vals[0].Shape()[op.dims-1])
+		ballNormKernel(op, data[float32](out), floats[float32](vals), vals[0].Shape()[op.aDims-1])
 	case tensor.Float64:
-		ballNormKernel(op, data[float64](out), floats[float64](vals), vals[0].Shape()[op.dims-1])
+		ballNormKernel(op, data[float64](out), floats[float64](vals), vals[0].Shape()[op.aDims-1])
 	}
 	return out, nil
 }
 
-// DiffWRT is true for both inputs.
-func (op *ballNormOp) DiffWRT(int) []bool { return []bool{true, true} }
-
 // SymDiff applies the two gradient ops to (x, s, dy).
 func (op *ballNormOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
-	dx, err := G.ApplyOp(newBallNormOp(op.dims, 1), in[0], in[1], grad)
-	if err != nil {
-		return nil, err
-	}
-	ds, err := G.ApplyOp(newBallNormOp(op.dims, 2), in[0], in[1], grad)
-	return G.Nodes{dx, ds}, err
+	return partedSymDiff(in, grad, func(part int) G.Op { return newBallNormOp(op.aDims, part) })
 }
 
 // ballNormKernel runs part op.part on in = (x, s[, dy]), rows of width d, into out; the

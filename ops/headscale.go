@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
@@ -35,42 +34,12 @@ func HeadScale(w, s *G.Node, p float64) (*G.Node, error) {
 // headScaleOp is HeadScale (part 0) or its gradient with respect to w (part 1, a matrix) or
 // s (part 2, a vector); the gradients take (w, s, g).
 type headScaleOp struct {
-	baseOp
-	p    float64
-	part int
+	partedOp
+	p float64
 }
 
 func newHeadScaleOp(p float64, part int) *headScaleOp {
-	return &headScaleOp{baseOp{name: fmt.Sprintf("HeadScale{p=%g,part=%d}", p, part)}, p, part}
-}
-
-// Arity is 2 forward, 3 backward.
-func (op *headScaleOp) Arity() int {
-	if op.part == 0 {
-		return 2
-	}
-	return 3
-}
-
-// Type maps (matrix, vector[, matrix]) to a matrix, or to a vector for part 2.
-func (op *headScaleOp) Type() hm.Type {
-	a := hm.TypeVariable('a')
-	m, v := tensorType(2, a), tensorType(1, a)
-	switch op.part {
-	case 0:
-		return hm.NewFnType(m, v, m)
-	case 1:
-		return hm.NewFnType(m, v, m, m)
-	}
-	return hm.NewFnType(m, v, m, v)
-}
-
-// InferShape is w's shape, or s's for part 2.
-func (op *headScaleOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	if op.part == 2 {
-		return in[1].(tensor.Shape).Clone(), nil
-	}
-	return in[0].(tensor.Shape).Clone(), nil
+	return &headScaleOp{newPartedOp(fmt.Sprintf("HeadScale{p=%g,part=%d}", p, part), part, 2, 1), p}
 }
 
 // Do runs the op into a new tensor.
@@ -78,18 +47,11 @@ func (op *headScaleOp) Do(in ...G.Value) (G.Value, error) { return op.UsePreallo
 
 // UsePreallocDo runs the op into prealloc when it fits.
 func (op *headScaleOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, error) {
-	vals := make([]*tensor.Dense, op.Arity())
-	for i := range vals {
-		var err error
-		if vals[i], err = dense(op.name, in, i); err != nil {
-			return nil, err
-		}
+	vals, err := op.inputs(in)
+	if err != nil {
+		return nil, err
 	}
-	shape := vals[0].Shape()
-	if op.part == 2 {
-		shape = vals[1].Shape()
-	}
-	out := op.out.get(prealloc, vals[0].Dtype(), shape, in)
+	out := op.out.get(prealloc, vals[0].Dtype(), op.outShape(vals), in)
 	switch vals[0].Dtype() {
 	case tensor.Float32:
 		headScaleKernel(op, data[float32](out), floats[float32](vals), vals[0].Shape())
@@ -99,17 +61,9 @@ func (op *headScaleOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, 
 	return out, nil
 }
 
-// DiffWRT is true for both inputs.
-func (op *headScaleOp) DiffWRT(int) []bool { return []bool{true, true} }
-
 // SymDiff applies the two gradient ops to (w, s, g).
 func (op *headScaleOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
-	dw, err := G.ApplyOp(newHeadScaleOp(op.p, 1), in[0], in[1], grad)
-	if err != nil {
-		return nil, err
-	}
-	ds, err := G.ApplyOp(newHeadScaleOp(op.p, 2), in[0], in[1], grad)
-	return G.Nodes{dw, ds}, err
+	return partedSymDiff(in, grad, func(part int) G.Op { return newHeadScaleOp(op.p, part) })
 }
 
 // headScaleKernel computes, with f_h = exp(p s_h): part 0, w f; part 1, g f; part 2,

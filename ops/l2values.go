@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
@@ -30,30 +29,13 @@ func L2Values(wq, wv *G.Node, heads int) (*G.Node, error) {
 // l2ValuesOp is the forward op of L2Values (part 0) or its backward with respect to wq
 // (part 1) or wv (part 2), which take (wq, wv, g).
 type l2ValuesOp struct {
-	baseOp
+	partedOp
 	heads int
-	part  int
 	ws    kernel.Workspace
 }
 
 func newL2ValuesOp(heads, part int) *l2ValuesOp {
-	return &l2ValuesOp{baseOp{name: fmt.Sprintf("L2Values{H=%d,part=%d}", heads, part)}, heads, part, kernel.Workspace{}}
-}
-
-// Arity is 2 forward, 3 backward.
-func (op *l2ValuesOp) Arity() int {
-	if op.part == 0 {
-		return 2
-	}
-	return 3
-}
-
-// Type maps matrices to a matrix.
-func (op *l2ValuesOp) Type() hm.Type { return sameType(op.Arity()) }
-
-// InferShape is the shape of wq.
-func (op *l2ValuesOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	return in[0].(tensor.Shape).Clone(), nil
+	return &l2ValuesOp{partedOp: newPartedOp(fmt.Sprintf("L2Values{H=%d,part=%d}", heads, part), part, 2, 2), heads: heads}
 }
 
 // Do runs the op into a new tensor.
@@ -61,12 +43,9 @@ func (op *l2ValuesOp) Do(in ...G.Value) (G.Value, error) { return op.UsePrealloc
 
 // UsePreallocDo runs the op into prealloc when it fits.
 func (op *l2ValuesOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, error) {
-	vals := make([]*tensor.Dense, op.Arity())
-	for i := range vals {
-		var err error
-		if vals[i], err = dense(op.name, in, i); err != nil {
-			return nil, err
-		}
+	vals, err := op.inputs(in)
+	if err != nil {
+		return nil, err
 	}
 	wq := vals[0]
 	out := op.out.get(prealloc, wq.Dtype(), wq.Shape(), in)
@@ -79,17 +58,9 @@ func (op *l2ValuesOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, e
 	return out, nil
 }
 
-// DiffWRT is true for both weights.
-func (op *l2ValuesOp) DiffWRT(int) []bool { return []bool{true, true} }
-
 // SymDiff applies the two backward ops to (wq, wv, g).
 func (op *l2ValuesOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
-	dq, err := G.ApplyOp(newL2ValuesOp(op.heads, 1), in[0], in[1], grad)
-	if err != nil {
-		return nil, err
-	}
-	dv, err := G.ApplyOp(newL2ValuesOp(op.heads, 2), in[0], in[1], grad)
-	return G.Nodes{dq, dv}, err
+	return partedSymDiff(in, grad, func(part int) G.Op { return newL2ValuesOp(op.heads, part) })
 }
 
 // floats returns the data of each tensor as []T.
