@@ -225,18 +225,19 @@ func (c Config) Uses(key string) bool {
 	return true
 }
 
-// embedStd is the initial scale of the embeddings.
-func (c Config) embedStd() float64 {
+// EffectiveEmbedStd is the embeddings' initial scale: EmbedStd, or Std when it is 0.
+func (c Config) EffectiveEmbedStd() float64 {
 	if c.EmbedStd == 0 {
 		return c.Std
 	}
 	return c.EmbedStd
 }
 
-// ballRadius is the initial BallNorm radius in units of sqrt(D).
-func (c Config) ballRadius() float64 {
+// EffectiveBallRadius is the ball norms' initial radius in units of sqrt(D): BallRadius, or
+// EffectiveEmbedStd when it is 0.
+func (c Config) EffectiveBallRadius() float64 {
 	if c.BallRadius == 0 {
-		return c.embedStd()
+		return c.EffectiveEmbedStd()
 	}
 	return c.BallRadius
 }

@@ -38,14 +38,14 @@ func New(cfg Config, seed uint64) (*Model, error) {
 	rng := rand.New(rand.NewPCG(seed, 0x6c6970666f726d))
 	m := &Model{
 		Cfg: cfg,
-		Tok: layers.NewEmbedding("tok", cfg.Vocab, cfg.Width, cfg.embedStd(), dt, rng),
-		Pos: layers.NewEmbedding("pos", cfg.Context, cfg.Width, cfg.embedStd(), dt, rng),
+		Tok: layers.NewEmbedding("tok", cfg.Vocab, cfg.Width, cfg.EffectiveEmbedStd(), dt, rng),
+		Pos: layers.NewEmbedding("pos", cfg.Context, cfg.Width, cfg.EffectiveEmbedStd(), dt, rng),
 		LNf: layers.NewLayerNorm("lnf", cfg.Width, dt),
 	}
 	bc := layers.BlockConfig{Width: cfg.Width, Heads: cfg.Heads, Hidden: cfg.hidden(), Kind: kind, Norm: norm,
 		Causal: true, Dropout: cfg.Dropout, Std: cfg.Std, Layers: cfg.Layers, LipC: cfg.contraction(), Context: cfg.Context,
 		BalanceL2: cfg.BalanceL2, Bound: form, L2Temp: cfg.L2Temp, PosBias: cfg.L2PosBias, MLPGain: cfg.MLPGain,
-		BallRadius: cfg.ballRadius()}
+		BallRadius: cfg.EffectiveBallRadius()}
 	for i := 0; i < cfg.Layers; i++ {
 		name := fmt.Sprintf("h%d", i)
 		if cfg.invertible() {

@@ -82,7 +82,7 @@ func (r *runInfo) settings() []setting {
 		{"dropout", num(c.Dropout)}, {"lip-c", num(c.LipC)}, {"dtype", c.Dtype}, {"init-std", num(c.Std)},
 		{"tie", strconv.FormatBool(c.Tie)}, {"balance-l2", strconv.FormatBool(c.BalanceL2)}, {"l2-bound", c.L2Bound},
 		{"l2-temp", strconv.FormatBool(c.L2Temp)}, {"l2-pos-bias", strconv.FormatBool(c.L2PosBias)}, {"mlp-gain", num(c.MLPGain)},
-		{"ball-radius", num(c.BallRadius)}, {"embed-std", num(c.EmbedStd)},
+		{"ball-radius", num(c.EffectiveBallRadius())}, {"embed-std", num(c.EffectiveEmbedStd())},
 		{"data", o.Data}, {"split", o.Split}, {"batch", strconv.Itoa(o.Batch)}, {"steps", strconv.Itoa(o.Steps)},
 		{"lr", num(o.LR)}, {"min-lr", num(o.MinLR)}, {"warmup", strconv.Itoa(o.Warmup)}, {"schedule", o.Schedule},
 		{"beta1", num(o.Beta1)}, {"beta2", num(o.Beta2)}, {"weight-decay", num(o.WeightDecay)}, {"clip", num(o.Clip)},
