@@ -74,6 +74,8 @@ func TestInvertibleBlockRejectsBadConfigs(t *testing.T) {
 		{Width: 6, Heads: 2, Hidden: 12, Kind: ops.L2Untied, LipC: 0.9, Context: 4, Std: 1},
 		{Width: 6, Heads: 2, Hidden: 12, Kind: ops.L2, LipC: 1, Context: 4, Std: 1},
 		{Width: 6, Heads: 2, Hidden: 12, Kind: ops.L2, LipC: 0.9, Std: 1},
+		{Width: 6, Heads: 2, Hidden: 12, Kind: ops.L2, LipC: 0.9, Context: 4, Std: 1, Norm: BallPre, BallRadius: 1, Bound: ops.BoundKim},
+		{Width: 6, Heads: 2, Hidden: 12, Kind: ops.L2, LipC: 0.9, Context: 4, Std: 1, Norm: BallPre, BallRadius: 0, Bound: ops.BoundTok2},
 	} {
 		if _, err := NewInvertibleBlock("inv", cfg, tensor.Float64, rng(1)); err == nil {
 			t.Errorf("%+v was accepted", cfg)
