@@ -17,22 +17,13 @@ func BallNorm(x [][]float64, r float64) ([][]float64, error) {
 	}
 	out := zeros(n, d)
 	for i := range n {
-		mean := 0.0
-		for k := range d {
-			mean += x[i][k]
-		}
-		mean /= float64(d)
-		norm := 0.0
-		for k := range d {
-			norm += (x[i][k] - mean) * (x[i][k] - mean)
-		}
-		norm = math.Sqrt(norm)
+		c, sumSq := centred(x[i])
 		scale := 1.0
-		if norm > r {
+		if norm := math.Sqrt(sumSq); norm > r {
 			scale = r / norm
 		}
 		for k := range d {
-			out[i][k] = (x[i][k] - mean) * scale
+			out[i][k] = c[k] * scale
 		}
 	}
 	return out, nil

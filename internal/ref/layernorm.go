@@ -25,19 +25,10 @@ func LayerNorm(x [][]float64, gamma, beta []float64, eps float64) ([][]float64, 
 	}
 	out := zeros(n, d)
 	for i := range n {
-		mean := 0.0
+		c, sumSq := centred(x[i])
+		scale := 1 / math.Sqrt(sumSq/float64(d)+eps)
 		for k := range d {
-			mean += x[i][k]
-		}
-		mean /= float64(d)
-		variance := 0.0
-		for k := range d {
-			variance += (x[i][k] - mean) * (x[i][k] - mean)
-		}
-		variance /= float64(d)
-		scale := 1 / math.Sqrt(variance+eps)
-		for k := range d {
-			out[i][k] = gamma[k]*(x[i][k]-mean)*scale + beta[k]
+			out[i][k] = gamma[k]*c[k]*scale + beta[k]
 		}
 	}
 	return out, nil

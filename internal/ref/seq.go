@@ -54,6 +54,21 @@ func zeros(n, m int) [][]float64 {
 	return out
 }
 
+// centred returns row minus its mean and the sum of the squares of the result.
+func centred(row []float64) (c []float64, sumSq float64) {
+	mean := 0.0
+	for _, v := range row {
+		mean += v
+	}
+	mean /= float64(len(row))
+	c = make([]float64, len(row))
+	for k, v := range row {
+		c[k] = v - mean
+		sumSq += c[k] * c[k]
+	}
+	return c, sumSq
+}
+
 // Flatten returns vec(X), the row-major flattening of an (N, D) sequence:
 // element i*D+k is X[i][k]. It returns an error if x is empty or ragged.
 func Flatten(x [][]float64) ([]float64, error) {
