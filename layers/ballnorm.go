@@ -38,7 +38,7 @@ func (b *BallNorm) Forward(g *Graph, x *G.Node) (*G.Node, error) {
 
 // Radius is the current radius sqrt(D) e^s.
 func (b *BallNorm) Radius() float64 {
-	return math.Sqrt(float64(b.Width)) * math.Exp(b.LogRadius.Float64s()[0])
+	return ops.BallRadius(b.Width, b.LogRadius.Float64s()[0])
 }
 
 // Lipschitz2 is 1: the constant in each row's 2-norm, hence in the 2-norm of the sequence

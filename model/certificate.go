@@ -172,11 +172,12 @@ func residualFactor(f Factor, ln *layers.LayerNorm, ball *layers.BallNorm, norm 
 	case layers.NoLN:
 		return Factor{Inf: 1 + f.Inf, Two: 1 + f.Two, Tok2: 1 + f.Tok2, Note: f.Note}, nil
 	case layers.BallPre:
-		note := fmt.Sprintf("ball norm factor %.3g (inf) / 1 (2, token)", ball.LipschitzInf())
+		inf, two := Bound(ball.LipschitzInf()), Bound(ball.Lipschitz2())
+		note := fmt.Sprintf("ball norm factor %.3g (inf) / %.3g (2, token)", float64(inf), float64(two))
 		if f.Note != "" {
 			note = f.Note + "; " + note
 		}
-		return Factor{Inf: 1 + Bound(ball.LipschitzInf())*f.Inf, Two: 1 + f.Two, Tok2: 1 + f.Tok2, Note: note}, nil
+		return Factor{Inf: 1 + inf*f.Inf, Two: 1 + two*f.Two, Tok2: 1 + two*f.Tok2, Note: note}, nil
 	}
 	lnInf, err := ln.LipschitzInf()
 	if err != nil {

@@ -203,11 +203,11 @@ func (dc *decoder[T]) runLane(tokens [][]int, out [][]float64, l lane) {
 // subInput is the input of a sub-block from the lane's residual stream x (lane rows, D):
 // LN(x) before a pre-LN sub-block, B(x) before a ball-norm one, x itself otherwise.
 func (dc *decoder[T]) subInput(l lane, x []T, ln *lnWeights[T]) []T {
-	if ln == nil || (dc.norm != layers.PreLN && ln.ball == 0) {
+	if ln == nil || (dc.norm != layers.PreLN && dc.norm != layers.BallPre) {
 		return x
 	}
 	in := of(dc.in, l, dc.width)
-	if ln.ball > 0 {
+	if dc.norm == layers.BallPre {
 		kernel.BallNormRows(in, x, dc.width, ln.ball)
 		return in
 	}
@@ -221,7 +221,7 @@ func (dc *decoder[T]) residual(l lane, x []T, ln *lnWeights[T]) {
 	for i, v := range of(dc.y, l, dc.width) {
 		x[i] += v
 	}
-	if dc.norm == layers.PostLN && ln != nil && ln.ball == 0 {
+	if dc.norm == layers.PostLN && ln != nil {
 		kernel.LayerNormRows(x, x, ln.gain, ln.bias, ln.eps)
 	}
 }

@@ -32,7 +32,7 @@ type blockWeights[T kernel.Float] struct {
 type lnWeights[T kernel.Float] struct {
 	gain, bias []T
 	eps        float64
-	ball       float64 // the BallNorm's radius, or 0 for a LayerNorm
+	ball       float64 // the BallNorm's radius (norm ball)
 }
 
 // lnWeightsOf copies a LayerNorm's weights, or is nil for nil.

@@ -50,7 +50,7 @@ func variants() []variant {
 	}
 	for _, arch := range []string{"dp", "contractive-l2", "invertible-l2"} {
 		c := tiny(arch).WithCertifiedRecipe()
-		c.Norm, c.BallRadius = "ball", 0.3 // radius 0.85: some rows inside the ball, some outside
+		c.Norm, c.BallRadius = "ball", 0.3 // radius 0.85, below an embedded token's typical 0.3 sqrt(2D) = 1.2
 		vs = append(vs, variant{arch + "-ball", c})
 	}
 	return vs

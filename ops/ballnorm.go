@@ -28,6 +28,9 @@ func BallNorm(x, s *G.Node) (*G.Node, error) {
 	return G.ApplyOp(newBallNormOp(xs.Dims(), 0), x, s)
 }
 
+// BallRadius is the radius sqrt(d) e^s of a BallNorm of rows of width d and log radius s.
+func BallRadius(d int, s float64) float64 { return math.Sqrt(float64(d)) * math.Exp(s) }
+
 // ballNormOp is BallNorm (part 0) or its gradient with respect to x (part 1) or to the log
 // radius s (part 2); the gradients take (x, s, dy).
 type ballNormOp struct{ partedOp }
@@ -64,7 +67,7 @@ func (op *ballNormOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
 // radius is sqrt(d) e^s, and ds = r (d loss / d r).
 func ballNormKernel[T kernel.Float](op *ballNormOp, out []T, in [][]T, d int) {
 	x := in[0]
-	r := math.Sqrt(float64(d)) * math.Exp(float64(in[1][0]))
+	r := BallRadius(d, float64(in[1][0]))
 	switch op.part {
 	case 0:
 		kernel.BallNormRows(out, x, d, r)
