@@ -119,7 +119,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	restarts := fs.String("restarts", "", fmt.Sprintf("climbs of each start after the first, from its best input plus noise, sharing half the -steps (0: none); default %d for l2, 0 for dp, whose box needs the steps", search.DefaultRestarts))
 	fs.Float64Var(&c.exp.Search.Perturb, "perturb", search.DefaultPerturb, "the restarts' noise, times the standard deviation of the best input's entries")
 	fs.Uint64Var(&c.exp.Search.Seed, "seed", 1, "random seed: start s of every run draws from PCG(seed, s)")
-	construction := fs.Bool("construction", true, "also evaluate the two-cluster inputs (about 70 Jacobians per cell)")
+	construction := fs.Bool("construction", true, "also evaluate the two-cluster inputs (about 70 Jacobians per cell), and climb from the best of them as one of the -inits starts")
 	fs.BoolVar(&c.exp.Warm, "warm", true, "with several radii, start 0 of each radius begins at the previous radius's best input, scaled")
 	fs.IntVar(&c.exp.Workers, "workers", 1, "goroutines sharing the starts (the result does not depend on it)")
 	fs.BoolVar(&c.json, "json", false, "write one JSON object per (N, R) to stdout (human table to stderr)")

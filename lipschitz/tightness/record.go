@@ -29,6 +29,7 @@ type Record struct {
 	LowerMedian   float64   `json:"lower_median"`    // median over starts of each start's best
 	LowerRandom   float64   `json:"lower_random"`    // best over the random starts only
 	WarmStart     bool      `json:"warm_start"`      // start 0 began at the previous radius's best input
+	ClusterStart  bool      `json:"cluster_start"`   // the start after the warm one (if any) began at the best two-cluster input
 	Construction  float64   `json:"construction"`    // largest ||J||_p over the two-cluster inputs (see constructionInput); 0 when skipped
 	ConstructionT float64   `json:"construction_t"`  // their spread t
 	BestStart     int       `json:"best_start"`

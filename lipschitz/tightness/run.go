@@ -66,8 +66,10 @@ type warmStart struct {
 
 // runCell searches the lower bound at n tokens inside the box of radius r
 // (0: none) and compares it with the upper bound. With a warm start (prev not
-// nil) and a box, start 0 begins at prev's input scaled to the box, and the
-// other starts are random. It also returns the best input. done, if not nil,
+// nil) and a box, start 0 begins at prev's input scaled to the box; unless
+// c.NoConstruction, the next start begins at the best two-cluster input, so
+// that the lower bound is at least the construction's; the other starts are
+// random. It also returns the best input. done, if not nil,
 // is called after each start.
 func (c *Config) runCell(a *layers.Attention, n int, r float64, prev *warmStart, done func()) (Record, []float64, error) {
 	start := time.Now()
@@ -77,7 +79,7 @@ func (c *Config) runCell(a *layers.Attention, n int, r float64, prev *warmStart,
 		return Record{}, nil, err
 	}
 	o := c.Search
-	o.Radius, o.Init = r, nil
+	o.Radius, o.Init, o.Width = r, nil, c.Dim
 	if prev != nil && r > 0 {
 		x := make([]float64, len(prev.x))
 		for k, v := range prev.x {
@@ -85,13 +87,7 @@ func (c *Config) runCell(a *layers.Attention, n int, r float64, prev *warmStart,
 		}
 		o.Init = [][]float64{x}
 	}
-	res, err := search.Maximize(maps, o, done)
-	if err != nil {
-		return Record{}, nil, err
-	}
 	rec := c.newRecord(n, r)
-	rec.Lower, rec.LowerMedian, rec.BestStart = res.Best, stats.Median(res.PerStart), res.Start
-	rec.LowerRandom = maxOf(res.PerStart[len(o.Init):])
 	rec.WarmStart = len(o.Init) > 0
 	if !c.NoConstruction {
 		obj, err := search.NewObjective(maps[0], c.Search.Norm, 0)
@@ -101,7 +97,17 @@ func (c *Config) runCell(a *layers.Attention, n int, r float64, prev *warmStart,
 		if rec.Construction, rec.ConstructionT, err = c.construction(obj, n, r); err != nil {
 			return Record{}, nil, err
 		}
+		if len(o.Init) < o.Starts {
+			o.Init = append(o.Init, c.constructionInput(n, rec.ConstructionT))
+			rec.ClusterStart = true
+		}
 	}
+	res, err := search.Maximize(maps, o, done)
+	if err != nil {
+		return Record{}, nil, err
+	}
+	rec.Lower, rec.LowerMedian, rec.BestStart = res.Best, stats.Median(res.PerStart), res.Start
+	rec.LowerRandom = maxOf(res.PerStart[len(o.Init):])
 	upper, asStated, err := c.upperBounds(a, n)
 	switch {
 	case errors.Is(err, errNoBound):

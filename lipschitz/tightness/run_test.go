@@ -71,6 +71,23 @@ func TestRunL2(t *testing.T) {
 	}
 }
 
+// The best two-cluster input seeds a start, so the lower bound is at least the
+// construction's: for the 2-norm at N = 32 a short random search alone falls
+// well below it.
+func TestRunClimbsFromConstruction(t *testing.T) {
+	c := defaults(32)
+	c.Search.Norm, c.Search.Starts, c.Search.Steps = search.Norm2, 2, 20
+	r := mustRun(t, c)[0]
+	if !r.ClusterStart || r.Lower < r.Construction || !(r.LowerRandom < 0.95*r.Construction) {
+		t.Errorf("cluster start %v: lower %v, random starts %v, construction %v: want lower >= construction > random / 0.95",
+			r.ClusterStart, r.Lower, r.LowerRandom, r.Construction)
+	}
+	c.NoConstruction = true
+	if r := mustRun(t, c)[0]; r.ClusterStart || r.Lower != r.LowerRandom {
+		t.Errorf("without the construction: cluster start %v, lower %v, random starts %v", r.ClusterStart, r.Lower, r.LowerRandom)
+	}
+}
+
 // A DP run in boxes has no upper bound, reports the construction and the
 // growth exponents in R, and plots against R.
 func TestRunDP(t *testing.T) {
