@@ -117,7 +117,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.Float64Var(&c.exp.Search.InitMin, "init-min", 0.2, "with -escape 0, unboxed starts: smallest sigma of X ~ N(0, sigma^2)")
 	fs.Float64Var(&c.exp.Search.InitMax, "init-max", 2, "with -escape 0, unboxed starts: largest sigma (sigma is log-uniform per start)")
 	restarts := fs.String("restarts", "", fmt.Sprintf("climbs of each start after the first, from its best input plus noise, sharing half the -steps (0: none); default %d for l2, 0 for dp, whose box needs the steps", search.DefaultRestarts))
-	fs.Float64Var(&c.exp.Search.Perturb, "perturb", search.DefaultPerturb, "the restarts' noise, times the standard deviation of the best input's entries")
+	fs.Float64Var(&c.exp.Search.Perturb, "perturb", search.DefaultPerturb, "the restarts' noise, times the standard deviation of the best input's entries over sqrt(N)")
 	fs.Uint64Var(&c.exp.Search.Seed, "seed", 1, "random seed: start s of every run draws from PCG(seed, s)")
 	construction := fs.Bool("construction", true, "also evaluate the two-cluster inputs (about 70 Jacobians per cell), and climb from the best of them as one of the -inits starts")
 	fs.BoolVar(&c.exp.Warm, "warm", true, "with several radii, start 0 of each radius begins at the previous radius's best input, scaled")

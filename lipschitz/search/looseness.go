@@ -28,6 +28,7 @@ func LayerLowerBounds(a *layers.Attention, n int, o Options, done func()) (Lower
 	}
 	defer m.Close()
 	lb := LowerBounds{N: n}
+	o.Width = m.Len() / n
 	j := mat.NewDense(m.Len(), m.Len(), nil)
 	for _, p := range []Norm{NormInf, Norm2} {
 		o.Norm = p

@@ -105,9 +105,14 @@ func escape(obj *Objective, z []float64, rise float64) ([]float64, error) {
 	return x, err
 }
 
-// perturbed returns x plus N(0, (scale sd)^2) noise on every entry, sd the
-// standard deviation of x's entries, projected onto the box.
-func perturbed(x []float64, scale, radius float64, rng *rand.Rand) []float64 {
+// perturbed returns x, a sequence of tokens of width w, plus N(0, (scale
+// sd / sqrt(N))^2) noise on every entry, sd the standard deviation of x's
+// entries and N the number of tokens, projected onto the box. The noise's
+// total size does not grow with N: enough to move a token into another
+// cluster at small N (the local maxima differ in how the tokens split into
+// clusters, docs/lipschitz_search.md) without scrambling the clusters at
+// large N.
+func perturbed(x []float64, w int, scale, radius float64, rng *rand.Rand) []float64 {
 	mean, sd := 0.0, 0.0
 	for _, e := range x {
 		mean += e
@@ -117,9 +122,10 @@ func perturbed(x []float64, scale, radius float64, rng *rand.Rand) []float64 {
 		sd += (e - mean) * (e - mean)
 	}
 	sd = math.Sqrt(sd / float64(len(x)))
+	noise := scale * sd / math.Sqrt(float64(len(x)/w))
 	out := make([]float64, len(x))
 	for i, e := range x {
-		out[i] = e + scale*sd*rng.NormFloat64()
+		out[i] = e + noise*rng.NormFloat64()
 	}
 	project(out, radius)
 	return out

@@ -40,19 +40,22 @@ func TestEscapeEdge(t *testing.T) {
 }
 
 // The restarts' noise has the standard deviation asked for, relative to the
-// input's, and stays in the box.
+// input's and over the square root of the number of tokens, and stays in the
+// box.
 func TestPerturbed(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 5))
 	x := randVec(rng, 4000, 2)
-	y := perturbed(x, 0.5, 0, rng)
-	d := make([]float64, len(x))
-	for i := range x {
-		d[i] = y[i] - x[i]
+	for _, w := range []int{1, 4} {
+		y := perturbed(x, w, 0.5, 0, rng)
+		d := make([]float64, len(x))
+		for i := range x {
+			d[i] = y[i] - x[i]
+		}
+		if got, want := sdOf(d), 0.5*sdOf(x)/math.Sqrt(float64(len(x)/w)); math.Abs(got-want) > 0.05*want {
+			t.Errorf("width %d: noise sd %v, want %v", w, got, want)
+		}
 	}
-	if got, want := sdOf(d), 0.5*sdOf(x); math.Abs(got-want) > 0.05*want {
-		t.Errorf("noise sd %v, want %v", got, want)
-	}
-	for _, e := range perturbed(x, 3, 1, rng) {
+	for _, e := range perturbed(x, 1, 300, 1, rng) {
 		if math.Abs(e) > 1 {
 			t.Fatalf("entry %v outside the box of radius 1", e)
 		}
