@@ -192,8 +192,8 @@ const RecipeMLPGain = 256
 
 // boundForm maps L2Bound to the bound of contractive attention.
 func (c Config) boundForm() (ops.BoundForm, error) {
-	switch c.L2Bound {
-	case "", "kim":
+	switch c.EffectiveL2Bound() {
+	case "kim":
 		return ops.BoundKim, nil
 	case "product":
 		return ops.BoundProduct, nil
@@ -223,6 +223,15 @@ func (c Config) Uses(key string) bool {
 		return c.Norm == string(layers.BallPre)
 	}
 	return true
+}
+
+// EffectiveL2Bound is the bound contractive tied L2 attention divides by: L2Bound, or
+// "kim" when it is unset.
+func (c Config) EffectiveL2Bound() string {
+	if c.L2Bound == "" {
+		return "kim"
+	}
+	return c.L2Bound
 }
 
 // EffectiveEmbedStd is the embeddings' initial scale: EmbedStd, or Std when it is 0.

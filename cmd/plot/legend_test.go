@@ -51,3 +51,16 @@ func TestLegendsLeaveOutSettingsAnArchitectureDoesNotUse(t *testing.T) {
 		t.Errorf("legends %q, want %q", got, want)
 	}
 }
+
+// A contractive run whose bound is unset (older checkpoints) is named by the bound it
+// used, kim, not by an empty value.
+func TestLegendsNameTheUnsetBoundKim(t *testing.T) {
+	runs := []*runInfo{
+		known("out/old", func(c *model.Config, o *train.Options) { c.Arch, c.L2Bound = "contractive-l2", "" }),
+		known("out/tok2", func(c *model.Config, o *train.Options) { c.Arch, c.L2Bound = "contractive-l2", "token2" }),
+	}
+	want := []string{"l2-bound=kim", "l2-bound=token2"}
+	if got := legends(runs); !reflect.DeepEqual(got, want) {
+		t.Errorf("legends %q, want %q", got, want)
+	}
+}
