@@ -106,7 +106,7 @@ func (c Config) Validate() error {
 		bad("norm post: an invertible architecture has no LayerNorm in its blocks (want none or ball; pre is taken as none)")
 	}
 	if form, _ := c.boundForm(); c.Arch == "invertible-l2" && c.Norm == string(layers.BallPre) && form != ops.BoundTok2 {
-		bad("norm ball with l2_bound %q: the ball norm is 1-Lipschitz in the token norm, not the inf-norm; want l2_bound token2", c.L2Bound)
+		bad("norm ball with l2_bound %q: the ball norm is 1-Lipschitz in the token norm, not the inf-norm; want l2_bound token2", c.EffectiveL2Bound())
 	}
 	if !(c.BallRadius >= 0) || math.IsInf(c.BallRadius, 0) {
 		bad("ball_radius %g, want finite and >= 0 (0: the embeddings' init scale)", c.BallRadius)
@@ -124,7 +124,7 @@ func (c Config) Validate() error {
 		bad("l2_pos_bias: arch %s has no tied L2 attention", c.Arch)
 	}
 	if form, _ := c.boundForm(); c.L2PosBias && c.contraction() > 0 && form != ops.BoundTok2 {
-		bad("l2_pos_bias with l2_bound %q: a contractive layer with a position bias divides by the token2 bound", c.L2Bound)
+		bad("l2_pos_bias with l2_bound %q: a contractive layer with a position bias divides by the token2 bound", c.EffectiveL2Bound())
 	}
 	if !(c.MLPGain >= 0) || math.IsInf(c.MLPGain, 0) {
 		bad("mlp_gain %g, want finite and >= 0 (0: none)", c.MLPGain)

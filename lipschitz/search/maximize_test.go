@@ -206,6 +206,8 @@ func TestMaximizeErrors(t *testing.T) {
 		"Escape":   func(o *Options) { o.Escape = -1 },
 		"Restarts": func(o *Options) { o.Restarts = -1 },
 		"Perturb":  func(o *Options) { o.Restarts, o.Perturb = 1, 0 },
+		"Width":    func(o *Options) { o.Width = -1 },
+		"Width 3":  func(o *Options) { o.Width = 3 },
 	} {
 		o := good
 		change(&o)

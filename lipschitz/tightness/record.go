@@ -27,7 +27,7 @@ type Record struct {
 	LowerTok2     *float64  `json:"lower_token2"`    // the token norm of J at the best input found: a lower bound on it
 	RatioTok2     *float64  `json:"ratio_token2"`    // lower_token2 / upper_token2
 	LowerMedian   float64   `json:"lower_median"`    // median over starts of each start's best
-	LowerRandom   float64   `json:"lower_random"`    // best over the random starts only
+	LowerRandom   *float64  `json:"lower_random"`    // best over the random starts only; null when every start was seeded
 	WarmStart     bool      `json:"warm_start"`      // start 0 began at the previous radius's best input
 	ClusterStart  bool      `json:"cluster_start"`   // the start after the warm one (if any) began at the best two-cluster input
 	Construction  float64   `json:"construction"`    // largest ||J||_p over the two-cluster inputs (see constructionInput); 0 when skipped
@@ -40,7 +40,7 @@ type Record struct {
 	LR            float64   `json:"lr"`
 	Escape        float64   `json:"escape"`
 	Restarts      int       `json:"restarts"`
-	Perturb       float64   `json:"perturb"`
+	Perturb       float64   `json:"perturb"` // the restarts' noise: times sd / sqrt(N) per entry (up to 5acd4e8: times sd)
 	InitMin       float64   `json:"init_min"`
 	InitMax       float64   `json:"init_max"`
 	Seed          uint64    `json:"seed"`

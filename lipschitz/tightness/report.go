@@ -18,8 +18,8 @@ func WriteTable(w io.Writer, c Config, recs []Record) {
 		if r.Radius > 0 {
 			radius = strconv.FormatFloat(r.Radius, 'g', -1, 64)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%.5g\t%s\t%.5g\t%.5g\t%.5g\t%.4f\t%.1f\t\n", r.Attn, r.Norm, r.N, radius,
-			optional(r.Upper, "%.5g"), r.Lower, optional(r.Ratio, "%.4f"), r.LowerRandom, r.LowerMedian,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%.5g\t%s\t%s\t%.5g\t%.5g\t%.4f\t%.1f\t\n", r.Attn, r.Norm, r.N, radius,
+			optional(r.Upper, "%.5g"), r.Lower, optional(r.Ratio, "%.4f"), optional(r.LowerRandom, "%.5g"), r.LowerMedian,
 			r.Construction, r.PhiInv, r.Seconds)
 	}
 	_ = tw.Flush()
@@ -46,7 +46,8 @@ func WriteCSV(out io.Writer, recs []Record) error {
 	w := csv.NewWriter(out)
 	_ = w.Write([]string{"attn", "norm", "n", "d", "heads", "causal", "weights", "radius", "upper", "lower", "ratio",
 		"upper_as_stated", "upper_product", "ratio_product", "upper_token2", "lower_token2", "ratio_token2", "lower_median",
-		"lower_random", "warm_start", "construction", "construction_t", "phi_inv", "inits", "steps", "restarts", "escape", "lr",
+		"lower_random", "warm_start", "cluster_start", "construction", "construction_t", "phi_inv", "inits", "steps", "restarts",
+		"perturb", "escape", "lr",
 		"seed", "engine", "seconds"})
 	num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	opt := func(v *float64) string {
@@ -59,9 +60,9 @@ func WriteCSV(out io.Writer, recs []Record) error {
 		_ = w.Write([]string{r.Attn, r.Norm, strconv.Itoa(r.N), strconv.Itoa(r.D), strconv.Itoa(r.Heads),
 			strconv.FormatBool(r.Causal), r.Weights, num(r.Radius), opt(r.Upper), num(r.Lower), opt(r.Ratio),
 			opt(r.UpperAsStated), opt(r.UpperProduct), opt(r.RatioProduct), opt(r.UpperTok2), opt(r.LowerTok2),
-			opt(r.RatioTok2), num(r.LowerMedian), num(r.LowerRandom), strconv.FormatBool(r.WarmStart),
+			opt(r.RatioTok2), num(r.LowerMedian), opt(r.LowerRandom), strconv.FormatBool(r.WarmStart), strconv.FormatBool(r.ClusterStart),
 			num(r.Construction), num(r.ConstructionT), num(r.PhiInv), strconv.Itoa(r.Inits), strconv.Itoa(r.Steps),
-			strconv.Itoa(r.Restarts), num(r.Escape), num(r.LR), strconv.FormatUint(r.Seed, 10), r.Engine, num(r.Seconds)})
+			strconv.Itoa(r.Restarts), num(r.Perturb), num(r.Escape), num(r.LR), strconv.FormatUint(r.Seed, 10), r.Engine, num(r.Seconds)})
 	}
 	w.Flush()
 	return w.Error()

@@ -3,7 +3,7 @@ package tightness
 import (
 	"errors"
 	"fmt"
-	"math"
+	"slices"
 	"time"
 
 	"lipformer/internal/stats"
@@ -67,9 +67,9 @@ type warmStart struct {
 // runCell searches the lower bound at n tokens inside the box of radius r
 // (0: none) and compares it with the upper bound. With a warm start (prev not
 // nil) and a box, start 0 begins at prev's input scaled to the box; unless
-// c.NoConstruction, the next start begins at the best two-cluster input, so
-// that the lower bound is at least the construction's; the other starts are
-// random. It also returns the best input. done, if not nil,
+// c.NoConstruction, the next start, if one is left, begins at the best
+// two-cluster input, so that the lower bound is at least the construction's;
+// the other starts are random. It also returns the best input. done, if not nil,
 // is called after each start.
 func (c *Config) runCell(a *layers.Attention, n int, r float64, prev *warmStart, done func()) (Record, []float64, error) {
 	start := time.Now()
@@ -107,7 +107,10 @@ func (c *Config) runCell(a *layers.Attention, n int, r float64, prev *warmStart,
 		return Record{}, nil, err
 	}
 	rec.Lower, rec.LowerMedian, rec.BestStart = res.Best, stats.Median(res.PerStart), res.Start
-	rec.LowerRandom = maxOf(res.PerStart[len(o.Init):])
+	if random := res.PerStart[len(o.Init):]; len(random) > 0 {
+		best := slices.Max(random)
+		rec.LowerRandom = &best
+	}
 	upper, asStated, err := c.upperBounds(a, n)
 	switch {
 	case errors.Is(err, errNoBound):
@@ -128,17 +131,6 @@ func (c *Config) runCell(a *layers.Attention, n int, r float64, prev *warmStart,
 	}
 	rec.Seconds = time.Since(start).Seconds()
 	return rec, res.X, nil
-}
-
-// maxOf returns the largest of v, or NaN if v is empty.
-func maxOf(v []float64) float64 {
-	best := math.NaN()
-	for _, e := range v {
-		if !(e <= best) {
-			best = e
-		}
-	}
-	return best
 }
 
 // newRecord fills the settings of a record.

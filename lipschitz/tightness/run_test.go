@@ -2,6 +2,7 @@ package tightness
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -78,13 +79,23 @@ func TestRunClimbsFromConstruction(t *testing.T) {
 	c := defaults(32)
 	c.Search.Norm, c.Search.Starts, c.Search.Steps = search.Norm2, 2, 20
 	r := mustRun(t, c)[0]
-	if !r.ClusterStart || r.Lower < r.Construction || !(r.LowerRandom < 0.95*r.Construction) {
+	if !r.ClusterStart || r.Lower < r.Construction || r.LowerRandom == nil || !(*r.LowerRandom < 0.95*r.Construction) {
 		t.Errorf("cluster start %v: lower %v, random starts %v, construction %v: want lower >= construction > random / 0.95",
 			r.ClusterStart, r.Lower, r.LowerRandom, r.Construction)
 	}
 	c.NoConstruction = true
-	if r := mustRun(t, c)[0]; r.ClusterStart || r.Lower != r.LowerRandom {
+	if r := mustRun(t, c)[0]; r.ClusterStart || r.LowerRandom == nil || r.Lower != *r.LowerRandom {
 		t.Errorf("without the construction: cluster start %v, lower %v, random starts %v", r.ClusterStart, r.Lower, r.LowerRandom)
+	}
+	// With one start the construction takes it: no random start, a null best of them.
+	c.NoConstruction, c.Search.Starts = false, 1
+	var js bytes.Buffer
+	recs := mustRun(t, c)
+	if r := recs[0]; !r.ClusterStart || r.LowerRandom != nil || r.Lower < r.Construction {
+		t.Errorf("one start: cluster start %v, random starts %v, lower %v, construction %v", r.ClusterStart, r.LowerRandom, r.Lower, r.Construction)
+	}
+	if err := json.NewEncoder(&js).Encode(recs[0]); err != nil || !strings.Contains(js.String(), `"lower_random":null`) {
+		t.Errorf("one start: JSON %v: %s", err, js.String())
 	}
 }
 
