@@ -17,10 +17,11 @@
 // times faster). Each unboxed start is an N(0, 1) draw scaled to the edge of
 // the plateau around 0 (-escape; inside it ||J||_inf = 1 with a zero
 // gradient), and climbs twice more from its best input plus noise (-restarts,
-// -perturb), the restarts sharing half the steps: 5 random starts then come
-// within 1% of 50 at N = 2 to 128, where the earlier X ~ N(0, sigma^2) with
-// sigma log-uniform in [-init-min, -init-max] (-escape 0 -restarts 0) fell up
-// to 18% short (docs/lipschitz_search.md).
+// -perturb), the restarts sharing half the steps: with -construction=false, 5
+// random starts of 300 steps then come within 1% of 50 at N = 2 to 128, where
+// the earlier X ~ N(0, sigma^2) with sigma log-uniform in [-init-min,
+// -init-max] (-escape 0 -restarts 0) fell up to 18% short, and 5 of 200 steps
+// within 2% of 50 such draws at N = 200 to 1000 (docs/lipschitz_search.md).
 //
 // With lists in -d and -heads, every (D, H) with H dividing D is run in turn
 // (random weights need -weights random), and the table and plot show the

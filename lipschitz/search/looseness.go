@@ -19,8 +19,8 @@ type LowerBounds struct {
 
 // LayerLowerBounds searches the inputs of a float64 attention layer on n tokens: o.Starts
 // starts of o.Steps Adam steps maximising ||J||_inf, the same maximising ||J||_2, and the
-// token norm of J at the best input of each. o.Norm is ignored. done, if not nil, is
-// called after each of the 2 o.Starts starts.
+// token norm of J at the best input of each. o.Norm is ignored and o.Width set to the
+// layer's width. done, if not nil, is called after each of the 2 o.Starts starts.
 func LayerLowerBounds(a *layers.Attention, n int, o Options, done func()) (LowerBounds, error) {
 	m, err := NewGraphMap(a, n, 0)
 	if err != nil {
