@@ -9,6 +9,7 @@ import (
 	"lipformer/internal/stats"
 	"lipformer/kernel"
 	"lipformer/model"
+	"lipformer/spec"
 )
 
 // Modes of a measurement, in the order they are measured.
@@ -26,7 +27,7 @@ type Settings struct {
 	Steps  int    // timed runs
 	Warmup int    // untimed runs before them
 	Seed   uint64 // of the initial weights, the batch and the sampling
-	Dtype  string // float32 or float64
+	Dtype  spec.Dtype
 	// SampleBatch is the number of sequences the sample mode decodes in step
 	// (model.GenerateBatch), and SampleWindow what it times: string(model.Shift) or
 	// SampleWindowNone (Workload).
@@ -131,7 +132,7 @@ type Job struct {
 
 // NewJob builds the configuration and the batch (model.RandomBatch) of a preset and
 // architecture.
-func NewJob(p model.Preset, arch string, s Settings) Job {
+func NewJob(p model.Preset, arch spec.Arch, s Settings) Job {
 	in, tg := model.RandomBatch(s.Seed, p.Batch, p.Context, p.Vocab)
 	return Job{Preset: p, Cfg: p.Config(arch, s.Dtype), Inputs: in, Targets: tg, Set: s}
 }
@@ -151,7 +152,7 @@ func (j Job) Measure(mode string) (Measurement, error) {
 	}
 	med := stats.Median(tm.durs).Seconds()
 	gflop := w.FLOPs / 1e9
-	r := Measurement{Impl: "go", Config: j.Preset.Name, Arch: j.Cfg.Arch, Mode: mode, Dtype: j.Cfg.Dtype, Backend: kernel.Backend,
+	r := Measurement{Impl: "go", Config: j.Preset.Name, Arch: j.Cfg.Arch.String(), Mode: mode, Dtype: j.Cfg.Dtype.String(), Backend: kernel.Backend,
 		Threads: runtime.GOMAXPROCS(0), Batch: w.Batch, Context: j.Cfg.Context, Params: w.Params,
 		Steps: j.Set.Steps, Warmup: j.Set.Warmup, MsMedian: 1e3 * med,
 		MsMin: 1e3 * slices.Min(tm.durs).Seconds(), MsMax: 1e3 * slices.Max(tm.durs).Seconds(),

@@ -7,13 +7,14 @@ import (
 	"strings"
 
 	"lipformer/model"
+	"lipformer/spec"
 )
 
 // Plan is what a benchmark run measures: every preset with every architecture, each in
 // the modes, in Go and, with Torch, in PyTorch on the same weights and batch.
 type Plan struct {
 	Presets []model.Preset
-	Archs   []string
+	Archs   []spec.Arch
 	Modes   []string // in measuring order (Modes)
 	Set     Settings
 	Torch   *Torch  // or nil: Go alone

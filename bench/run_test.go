@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"lipformer/model"
+	"lipformer/spec"
 )
 
 // TestPlanRun measures every mode of the toy configuration once: the measurements come in
@@ -17,8 +18,8 @@ func TestPlanRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := Plan{Presets: ps, Archs: []string{"l2"}, Modes: Modes(),
-		Set: Settings{Steps: 1, Seed: 1, Dtype: "float32", SampleBatch: 1, SampleWindow: string(model.Shift)}}
+	p := Plan{Presets: ps, Archs: []spec.Arch{spec.L2}, Modes: Modes(),
+		Set: Settings{Steps: 1, Seed: 1, Dtype: spec.Float32, SampleBatch: 1, SampleWindow: string(model.Shift)}}
 	var got []Measurement
 	comps, checks, err := p.Run(context.Background(), func(r Measurement) error { got = append(got, r); return nil })
 	if err != nil {
@@ -27,7 +28,7 @@ func TestPlanRun(t *testing.T) {
 	if len(comps) != 0 || len(checks) != 0 || len(got) != 3 {
 		t.Fatalf("%d measurements, %d comparisons, %d checks: want 3, 0, 0", len(got), len(comps), len(checks))
 	}
-	cfg := ps[0].Config("l2", "float32")
+	cfg := ps[0].Config(spec.L2, spec.Float32)
 	fl, err := model.CountFLOPs(cfg, ps[0].Batch)
 	if err != nil {
 		t.Fatal(err)

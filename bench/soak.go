@@ -8,6 +8,7 @@ import (
 
 	"lipformer/kernel"
 	"lipformer/model"
+	"lipformer/spec"
 	"lipformer/train"
 )
 
@@ -75,10 +76,10 @@ func (j Job) Soak(ctx context.Context, n int) (SoakReport, error) {
 	if err != nil {
 		return SoakReport{}, err
 	}
-	r := SoakReport{Impl: "go", Config: j.Preset.Name, Arch: j.Cfg.Arch, Mode: ModeSoak, Dtype: j.Cfg.Dtype, Backend: kernel.Backend,
+	r := SoakReport{Impl: "go", Config: j.Preset.Name, Arch: j.Cfg.Arch.String(), Mode: ModeSoak, Dtype: j.Cfg.Dtype.String(), Backend: kernel.Backend,
 		Threads: runtime.GOMAXPROCS(0), Batch: j.Preset.Batch, Context: j.Cfg.Context, Params: m.NumParams(),
 		Steps: n, Warmup: j.Set.Warmup, GoVersion: runtime.Version()}
-	if j.Cfg.Dtype == "float64" {
+	if j.Cfg.Dtype == spec.Float64 {
 		err = soakTrain[float64](ctx, m, j, &r)
 	} else {
 		err = soakTrain[float32](ctx, m, j, &r)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"lipformer/model"
+	"lipformer/spec"
 )
 
 func TestSoakCheckpoints(t *testing.T) {
@@ -23,7 +24,7 @@ func TestSoakSteps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j := NewJob(p[0], "dp", Settings{Seed: 1, Dtype: "float32"})
+	j := NewJob(p[0], spec.DP, Settings{Seed: 1, Dtype: spec.Float32})
 	if _, err := j.Soak(context.Background(), 0); err == nil || !strings.Contains(err.Error(), "soak of 0 steps") {
 		t.Errorf("soak of 0 steps: %v", err)
 	}

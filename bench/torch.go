@@ -14,6 +14,7 @@ import (
 
 	"lipformer/model"
 	"lipformer/safetensors"
+	"lipformer/spec"
 	"lipformer/train"
 )
 
@@ -196,7 +197,7 @@ func (j Job) TorchRun(ctx context.Context, r Torch, dir string, modes []string, 
 	if err != nil {
 		return LossCheck{}, nil, err
 	}
-	lc := LossCheck{Impl: "loss-check", Config: j.Preset.Name, Arch: j.Cfg.Arch, Dtype: j.Cfg.Dtype, GoLoss: gl, GoLoss1: gl1,
+	lc := LossCheck{Impl: "loss-check", Config: j.Preset.Name, Arch: j.Cfg.Arch.String(), Dtype: j.Cfg.Dtype.String(), GoLoss: gl, GoLoss1: gl1,
 		TorchLoss: math.NaN(), TorchLoss1: math.NaN(), Tol: tol}
 	var ms []Measurement
 	for _, rec := range recs {
@@ -227,7 +228,7 @@ func (j Job) TorchRun(ctx context.Context, r Torch, dir string, modes []string, 
 // current weights (which it changes), with the train mode's settings.
 func (j Job) lossAfterStep(m *model.Model) (float64, error) {
 	var err error
-	if j.Cfg.Dtype == "float64" {
+	if j.Cfg.Dtype == spec.Float64 {
 		err = oneStep[float64](m, j)
 	} else {
 		err = oneStep[float32](m, j)

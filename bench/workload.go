@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 
 	"lipformer/model"
+	"lipformer/spec"
 	"lipformer/train"
 )
 
@@ -51,7 +52,7 @@ func (j Job) Workload(mode string) (*Workload, error) {
 	var w *Workload
 	switch mode {
 	case ModeTrain:
-		if j.Cfg.Dtype == "float64" {
+		if j.Cfg.Dtype == spec.Float64 {
 			w, err = trainWorkload[float64](m, j)
 		} else {
 			w, err = trainWorkload[float32](m, j)

@@ -8,6 +8,7 @@ import (
 
 	"lipformer/internal/jsonfloat"
 	"lipformer/model"
+	"lipformer/spec"
 )
 
 // Kinds of input of an Experiment.
@@ -67,7 +68,7 @@ func NewExperiment(m *model.Model, ids []int, cfg ExperimentConfig, log *slog.Lo
 	if len(ids) != cfg.Batch*m.Cfg.Context {
 		return nil, fmt.Errorf("flow: %d token ids, want %d sequences of %d", len(ids), cfg.Batch, m.Cfg.Context)
 	}
-	m, err := m.WithDtype("float64")
+	m, err := m.WithDtype(spec.Float64)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +149,7 @@ func (e *Experiment) Run() ([]Record, error) {
 
 // record turns a result for the true input x into a record.
 func (e *Experiment) record(r Result, x []float64, kind string, spread float64, stack bool) Record {
-	return Record{Arch: e.Model.Cfg.Arch, Block: r.Block, Norm: r.Norm.String(), Input: kind, Spread: spread, Stack: stack,
+	return Record{Arch: e.Model.Cfg.Arch.String(), Block: r.Block, Norm: r.Norm.String(), Input: kind, Spread: spread, Stack: stack,
 		InputNorm: jsonfloat.Float(r.Norm.Of(x, e.Model.Cfg.Width)),
 		Lipschitz: jsonfloat.Float(r.Lipschitz), Certified: r.Certified, Converged: r.Converged, Iterations: r.Iterations,
 		Step: jsonfloat.Float(r.Step), Error: jsonfloat.Float(r.Error), Rate: jsonfloat.Float(r.Rate),

@@ -5,14 +5,15 @@ import (
 	"testing"
 
 	"lipformer/model"
+	"lipformer/spec"
 )
 
 // experimentModel is a float32 invertible-l2 model of the test shapes, as a checkpoint
 // would hold it, and token windows for it.
 func experimentModel(t *testing.T) (*model.Model, []int) {
 	t.Helper()
-	m, err := model.New(model.Config{Arch: "invertible-l2", Layers: 2, Heads: 2, Width: testD, Context: testT, Vocab: 7, Norm: "none",
-		LipC: testC, Dtype: "float32", Std: 0.3}, 5)
+	m, err := model.New(model.Config{Arch: spec.InvertibleL2, Layers: 2, Heads: 2, Width: testD, Context: testT, Vocab: 7, Norm: spec.NoLN,
+		LipC: testC, Dtype: spec.Float32, Std: 0.3}, 5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +35,7 @@ func TestExperimentInverts(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	if e.Model.Cfg.Dtype != "float64" || m.Cfg.Dtype != "float32" {
+	if e.Model.Cfg.Dtype != spec.Float64 || m.Cfg.Dtype != spec.Float32 {
 		t.Errorf("experiment model %s, given model %s: want a float64 copy", e.Model.Cfg.Dtype, m.Cfg.Dtype)
 	}
 	records, err := e.Run()

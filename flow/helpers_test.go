@@ -10,6 +10,7 @@ import (
 
 	"lipformer/layers"
 	"lipformer/model"
+	"lipformer/spec"
 )
 
 // Shapes of the test models: B sequences of T tokens of width D.
@@ -27,15 +28,19 @@ const (
 // MLP gain) with a ball norm of radius 0.3 sqrt(D) before each branch.
 func testStack(t *testing.T, arch string, seed uint64) (*model.Model, *Stack) {
 	t.Helper()
-	arch, variant, _ := strings.Cut(arch, "+")
-	cfg := model.Config{Arch: arch, Layers: 2, Heads: 2, Width: testD, Context: testT, Vocab: 7, Norm: "none",
-		LipC: testC, Dtype: "float64", Std: 0.3}
+	name, variant, _ := strings.Cut(arch, "+")
+	a, err := spec.ParseArch(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := model.Config{Arch: a, Layers: 2, Heads: 2, Width: testD, Context: testT, Vocab: 7, Norm: spec.NoLN,
+		LipC: testC, Dtype: spec.Float64, Std: 0.3}
 	switch variant {
 	case "gain":
 		cfg.MLPGain = 4
 	case "ball":
 		cfg = cfg.WithCertifiedRecipe()
-		cfg.Norm, cfg.BallRadius = "ball", 0.3
+		cfg.Norm, cfg.BallRadius = spec.BallPre, 0.3
 	}
 	m, err := model.New(cfg, seed)
 	if err != nil {

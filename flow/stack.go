@@ -10,6 +10,7 @@ import (
 	"lipformer/layers"
 	"lipformer/model"
 	"lipformer/ops"
+	"lipformer/spec"
 )
 
 // Stack is the invertible stack of a model, between the embeddings and the final
@@ -23,15 +24,15 @@ type Stack struct {
 // batches of the given size. The model's weights and power-iteration vectors are shared:
 // run model.Model.PowerIterate before inverting, not between iterations.
 func NewStack(m *model.Model, batch int) (*Stack, error) {
-	if m.Cfg.Dtype != "float64" {
+	if m.Cfg.Dtype != spec.Float64 {
 		return nil, fmt.Errorf("flow: model of dtype %s, want float64 (convert it with WithDtype)", m.Cfg.Dtype)
 	}
-	if len(m.Inv) == 0 {
+	if !m.Cfg.Arch.Invertible() {
 		return nil, fmt.Errorf("flow: architecture %s has no invertible blocks", m.Cfg.Arch)
 	}
 	t, d := m.Cfg.Context, m.Cfg.Width
 	st := &Stack{}
-	for i, b := range m.Inv {
+	for i, b := range m.Invertible() {
 		attnNorm, attnBound := SeqInf, b.AttnLipschitzInf
 		if b.Attn.Bound == ops.BoundTok2 { // contractive in the token norm, like the MLP
 			attnNorm, attnBound = Token2, b.Attn.LipschitzTok2

@@ -93,20 +93,9 @@ func (a *Attention) AddPositionBias(name string, t int) error {
 	return nil
 }
 
-// Params returns the layer's parameters.
-func (a *Attention) Params() []*Param {
-	ps := []*Param{a.WQ, a.WK, a.WV, a.WO}
-	if a.WK == nil {
-		ps = []*Param{a.WQ, a.WV, a.WO}
-	}
-	if a.LogTemp != nil {
-		ps = append(ps, a.LogTemp)
-	}
-	if a.PosBias != nil {
-		ps = append(ps, a.PosBias)
-	}
-	return ps
-}
+// Params returns the layer's parameters in the order Forward uses them: W^Q, W^V, the
+// temperatures and position bias when present, W^K when present, W^O.
+func (a *Attention) Params() []*Param { return nonNil(a.WQ, a.WV, a.LogTemp, a.PosBias, a.WK, a.WO) }
 
 // Forward maps x (B*T, D) to (B*T, D).
 func (a *Attention) Forward(g *Graph, x *G.Node) (*G.Node, error) {

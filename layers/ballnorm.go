@@ -48,3 +48,6 @@ func (b *BallNorm) Lipschitz2() float64 { return 1 }
 // LipschitzInf is sqrt(D), a bound in the inf-norm of the sequence: ||B(x) - B(y)||_inf <=
 // ||B(x) - B(y)||_2 <= ||x - y||_2 <= sqrt(D) ||x - y||_inf row by row.
 func (b *BallNorm) LipschitzInf() float64 { return math.Sqrt(float64(b.Width)) }
+
+// Params returns the log radius.
+func (b *BallNorm) Params() []*Param { return []*Param{b.LogRadius} }

@@ -5,65 +5,27 @@ import (
 	"math/rand/v2"
 
 	G "gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 
 	"lipformer/ops"
+	"lipformer/spec"
 )
 
-// Norm is where a block places its LayerNorms.
-type Norm string
-
-const (
-	// PreLN: x = x + Attn(LN(x)); x = x + MLP(LN(x)).
-	PreLN Norm = "pre"
-	// PostLN: x = LN(x + Attn(x)); x = LN(x + MLP(x)).
-	PostLN Norm = "post"
-	// NoLN: x = x + Attn(x); x = x + MLP(x).
-	NoLN Norm = "none"
-	// BallPre: x = x + Attn(B(x)); x = x + MLP(B(x)), B a BallNorm, LayerNorm's certified
-	// substitute.
-	BallPre Norm = "ball"
-)
-
-// ParseNorm validates a norm placement name.
-func ParseNorm(s string) (Norm, error) {
-	switch n := Norm(s); n {
-	case PreLN, PostLN, NoLN, BallPre:
-		return n, nil
-	}
-	return "", fmt.Errorf("norm placement %q, want pre, post, none or ball", s)
-}
-
-// BlockConfig describes a transformer block.
-type BlockConfig struct {
-	Width   int               // D
-	Heads   int               // H
-	Hidden  int               // MLP width, 4D in GPT-2
-	Kind    ops.AttentionKind // dp, l2 or l2-untied
-	Norm    Norm
-	Causal  bool
-	Dropout float64 // on each residual branch's output, in training graphs
-	Std     float64 // initial weight scale, 0.02 in GPT-2
-	Layers  int     // depth of the model, which scales the residual projections' init
-	LipC    float64 // c of contractive L2 attention, or 0
-	Context int     // the model's context, the N of the contractive bound
-	// BalanceL2 rescales tied L2 value maps after initialisation (Attention.BalanceL2Values).
-	BalanceL2 bool
-	Bound     ops.BoundForm // the bound contractive attention divides by
-	L2Temp    bool          // tied L2 attention learns per-head temperatures
-	PosBias   bool          // tied L2 attention learns a position bias over the context
-	// MLPGain > 0 gives invertible MLP branches a learned input gain starting at MLPGain
-	// (SpectralMLP.LogGain); 0 for none.
-	MLPGain float64
-	// BallRadius is the initial radius of Norm ball's BallNorms in units of sqrt(D).
-	BallRadius float64
+// Residual is a block of a model's residual stream: a Block or an InvertibleBlock.
+type Residual interface {
+	// Forward maps x (B*T, D) to (B*T, D).
+	Forward(g *Graph, x *G.Node) (*G.Node, error)
+	// Params returns the block's parameters in the order Forward uses them.
+	Params() []*Param
+	// Attention is the block's attention layer.
+	Attention() *Attention
 }
 
 // Block is a transformer block: an attention and an MLP sub-block, each residual, with
-// LayerNorms placed as its config says (nil when Norm is NoLN or BallPre), or BallNorms
-// (non-nil for BallPre alone).
+// LayerNorms placed as its specification's Norm says (nil for spec.NoLN and spec.BallPre),
+// or BallNorms (non-nil for spec.BallPre alone).
 type Block struct {
-	Cfg   BlockConfig
+	Norm  spec.Norm
+	Drop  float64 // dropout on each residual branch's output, in training graphs
 	LN1   *LayerNorm
 	Ball1 *BallNorm
 	Attn  *Attention
@@ -76,55 +38,61 @@ type Block struct {
 	AttnOff bool
 }
 
-// NewBlock makes a block; name prefixes its parameters' names.
-func NewBlock(name string, cfg BlockConfig, dt tensor.Dtype, rng *rand.Rand) (*Block, error) {
-	if _, err := ParseNorm(string(cfg.Norm)); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+// NewBlock makes block name of the model s (its parameters' names start with name): a
+// causal attention of s.Arch's kind, contractive with coefficient s.Contraction(), and an
+// MLP, with GPT-2's initialisation scaled to s.Layers.
+func NewBlock(name string, s spec.Model, rng *rand.Rand) (*Block, error) {
+	if s.Norm.String() == "" {
+		return nil, fmt.Errorf("%s: norm placement unset", name)
 	}
-	attn, err := newBlockAttention(name+".attn", cfg, dt, rng)
+	attn, err := newBlockAttention(name+".attn", s, rng)
 	if err != nil {
 		return nil, err
 	}
-	attn.LipC, attn.BoundLen, attn.Bound = cfg.LipC, cfg.Context, cfg.Bound
-	if cfg.LipC > 0 && cfg.Bound == ops.BoundTok2 {
-		attn.AddPower(name + ".attn")
-	}
-	proj := residualStd(cfg.Std, max(cfg.Layers, 1))
-	b := &Block{Cfg: cfg, Attn: attn, MLP: NewMLP(name+".mlp", cfg.Width, cfg.Hidden, cfg.Std, proj, dt, rng)}
-	switch cfg.Norm {
-	case PreLN, PostLN:
-		b.LN1, b.LN2 = NewLayerNorm(name+".ln1", cfg.Width, dt), NewLayerNorm(name+".ln2", cfg.Width, dt)
-	case BallPre:
-		if b.Ball1, b.Ball2, err = newBallNorms(name, cfg, dt); err != nil {
+	dt := s.Dtype.Tensor()
+	b := &Block{Norm: s.Norm, Drop: s.Dropout, Attn: attn,
+		MLP: NewMLP(name+".mlp", s.Width, s.HiddenWidth(), s.Std, residualStd(s.Std, max(s.Layers, 1)), dt, rng)}
+	switch s.Norm {
+	case spec.PreLN, spec.PostLN:
+		b.LN1, b.LN2 = NewLayerNorm(name+".ln1", s.Width, dt), NewLayerNorm(name+".ln2", s.Width, dt)
+	case spec.BallPre:
+		if b.Ball1, b.Ball2, err = newBallNorms(name, s); err != nil {
 			return nil, err
 		}
 	}
 	return b, nil
 }
 
-// newBlockAttention makes the attention of a block: GPT-2's initialisation, the output map
-// scaled down with depth, temperatures and a position bias when cfg.L2Temp and cfg.PosBias
-// say so, and tied L2 value maps balanced when cfg.BalanceL2 says so.
-func newBlockAttention(name string, cfg BlockConfig, dt tensor.Dtype, rng *rand.Rand) (*Attention, error) {
-	attn, err := NewAttention(name, cfg.Kind, cfg.Width, cfg.Heads, cfg.Causal, cfg.Std, residualStd(cfg.Std, max(cfg.Layers, 1)), dt, rng)
+// newBlockAttention makes the attention of a block of s: GPT-2's initialisation, the
+// output map scaled down with depth, temperatures and a position bias when s.L2Temp and
+// s.L2PosBias say so, tied L2 value maps balanced when s.BalanceL2 says so, and for a
+// contractive tied L2 layer its bound (with power-iteration vectors for token2).
+func newBlockAttention(name string, s spec.Model, rng *rand.Rand) (*Attention, error) {
+	kind := s.Arch.Kind()
+	attn, err := NewAttention(name, kind, s.Width, s.Heads, true, s.Std, residualStd(s.Std, max(s.Layers, 1)), s.Dtype.Tensor(), rng)
 	if err != nil {
 		return nil, err
 	}
-	if cfg.L2Temp {
+	if s.L2Temp {
 		if err := attn.AddTemperature(name); err != nil {
 			return nil, err
 		}
 	}
-	if cfg.PosBias {
-		if err := attn.AddPositionBias(name, cfg.Context); err != nil {
+	if s.L2PosBias {
+		if err := attn.AddPositionBias(name, s.Context); err != nil {
 			return nil, err
 		}
 	}
-	if !cfg.BalanceL2 || cfg.Kind != ops.L2 {
-		return attn, nil
+	if s.BalanceL2 && kind == ops.L2 {
+		if _, err := attn.BalanceL2Values(); err != nil {
+			return nil, err
+		}
 	}
-	if _, err := attn.BalanceL2Values(); err != nil {
-		return nil, err
+	if c := s.Contraction(); c > 0 && kind == ops.L2 {
+		attn.LipC, attn.BoundLen, attn.Bound = c, s.Context, s.L2Bound
+		if s.L2Bound == ops.BoundTok2 {
+			attn.AddPower(name)
+		}
 	}
 	return attn, nil
 }
@@ -145,10 +113,10 @@ func (b *Block) Forward(g *Graph, x *G.Node) (*G.Node, error) {
 func (b *Block) residual(g *Graph, x *G.Node, ln *LayerNorm, ball *BallNorm, f func(*Graph, *G.Node) (*G.Node, error)) (*G.Node, error) {
 	in := x
 	var err error
-	switch b.Cfg.Norm {
-	case PreLN:
+	switch b.Norm {
+	case spec.PreLN:
 		in, err = ln.Forward(g, x)
-	case BallPre:
+	case spec.BallPre:
 		in, err = ball.Forward(g, x)
 	}
 	if err != nil {
@@ -158,37 +126,53 @@ func (b *Block) residual(g *Graph, x *G.Node, ln *LayerNorm, ball *BallNorm, f f
 	if err != nil {
 		return nil, err
 	}
-	if y, err = g.Dropout(y, b.Cfg.Dropout); err != nil {
+	if y, err = g.Dropout(y, b.Drop); err != nil {
 		return nil, err
 	}
 	if y, err = ops.Add(x, y); err != nil {
 		return nil, err
 	}
-	if b.Cfg.Norm == PostLN {
+	if b.Norm == spec.PostLN {
 		return ln.Forward(g, y)
 	}
 	return y, nil
 }
 
-// Params returns the block's parameters.
+// Params returns the block's parameters in the order Forward uses them: each sub-block's
+// normalisation before its branch (pre-LN, ball) or after it (post-LN).
 func (b *Block) Params() []*Param {
-	ps := b.Attn.Params()
-	ps = append(ps, b.MLP.Fc.W, b.MLP.Fc.B, b.MLP.Proj.W, b.MLP.Proj.B)
-	if b.LN1 != nil {
-		ps = append(ps, b.LN1.Gain, b.LN1.Bias, b.LN2.Gain, b.LN2.Bias)
-	}
-	if b.Ball1 != nil {
-		ps = append(ps, b.Ball1.LogRadius, b.Ball2.LogRadius)
+	var ps []*Param
+	for _, part := range []struct {
+		ln   *LayerNorm
+		ball *BallNorm
+		f    []*Param
+	}{{b.LN1, b.Ball1, b.Attn.Params()}, {b.LN2, b.Ball2, b.MLP.Params()}} {
+		var norm []*Param
+		switch {
+		case part.ln != nil:
+			norm = part.ln.Params()
+		case part.ball != nil:
+			norm = part.ball.Params()
+		}
+		if b.Norm == spec.PostLN {
+			ps = append(append(ps, part.f...), norm...)
+		} else {
+			ps = append(append(ps, norm...), part.f...)
+		}
 	}
 	return ps
 }
 
-// newBallNorms makes the two BallNorms of a block with Norm BallPre, named ball1 and ball2.
-func newBallNorms(name string, cfg BlockConfig, dt tensor.Dtype) (*BallNorm, *BallNorm, error) {
-	b1, err := NewBallNorm(name+".ball1", cfg.Width, cfg.BallRadius, dt)
+// newBallNorms makes the two BallNorms of a block of Norm spec.BallPre, named ball1 and ball2.
+func newBallNorms(name string, s spec.Model) (*BallNorm, *BallNorm, error) {
+	r, dt := s.EffectiveBallRadius(), s.Dtype.Tensor()
+	b1, err := NewBallNorm(name+".ball1", s.Width, r, dt)
 	if err != nil {
 		return nil, nil, err
 	}
-	b2, err := NewBallNorm(name+".ball2", cfg.Width, cfg.BallRadius, dt)
+	b2, err := NewBallNorm(name+".ball2", s.Width, r, dt)
 	return b1, b2, err
 }
+
+// Attention is the block's attention layer.
+func (b *Block) Attention() *Attention { return b.Attn }

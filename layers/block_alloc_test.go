@@ -8,6 +8,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"lipformer/ops"
+	"lipformer/spec"
 )
 
 // TestBlockStepReusesBuffers: after a warm-up step, a training step of a block (forward,
@@ -17,8 +18,8 @@ import (
 func TestBlockStepReusesBuffers(t *testing.T) {
 	const batch, seqLen, width, heads, hidden = 4, 32, 64, 2, 256
 	for _, kind := range []ops.AttentionKind{ops.DotProduct, ops.L2} {
-		cfg := BlockConfig{Width: width, Heads: heads, Hidden: hidden, Kind: kind, Norm: PreLN, Causal: true, Dropout: 0.1, Std: 0.02, Layers: 1}
-		blk, err := NewBlock("blk", cfg, tensor.Float32, rng(1))
+		cfg := spec.Model{Width: width, Heads: heads, Hidden: hidden, Arch: plainArch(kind), Norm: spec.PreLN, Dropout: 0.1, Std: 0.02, Layers: 1}
+		blk, err := NewBlock("blk", withDtype(cfg, spec.Float32), rng(1))
 		if err != nil {
 			t.Fatal(err)
 		}

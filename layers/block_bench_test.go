@@ -7,6 +7,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"lipformer/ops"
+	"lipformer/spec"
 )
 
 // BenchmarkBlockStep times one pre-LN block's forward and backward pass in float32 at
@@ -20,8 +21,8 @@ func BenchmarkBlockStep(b *testing.B) {
 	const batch, seqLen, width, heads, hidden = 16, 128, 256, 4, 1024
 	for _, kind := range []ops.AttentionKind{ops.DotProduct, ops.L2} {
 		b.Run(kind.String(), func(b *testing.B) {
-			cfg := BlockConfig{Width: width, Heads: heads, Hidden: hidden, Kind: kind, Norm: PreLN, Causal: true, Std: 0.02, Layers: 1}
-			blk, err := NewBlock("blk", cfg, tensor.Float32, rng(1))
+			cfg := spec.Model{Width: width, Heads: heads, Hidden: hidden, Arch: plainArch(kind), Norm: spec.PreLN, Std: 0.02, Layers: 1}
+			blk, err := NewBlock("blk", withDtype(cfg, spec.Float32), rng(1))
 			if err != nil {
 				b.Fatal(err)
 			}

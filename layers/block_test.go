@@ -10,12 +10,13 @@ import (
 	"lipformer/internal/gradcheck"
 	"lipformer/internal/ref"
 	"lipformer/ops"
+	"lipformer/spec"
 )
 
-func testBlock(t *testing.T, kind ops.AttentionKind, norm Norm) *Block {
+func testBlock(t *testing.T, kind ops.AttentionKind, norm spec.Norm) *Block {
 	t.Helper()
-	cfg := BlockConfig{Width: 6, Heads: 2, Hidden: 12, Kind: kind, Norm: norm, Causal: true, Std: 0.4, Layers: 2}
-	b, err := NewBlock("blk", cfg, tensor.Float64, rng(9))
+	cfg := spec.Model{Width: 6, Heads: 2, Hidden: 12, Arch: plainArch(kind), Norm: norm, Std: 0.4, Layers: 2}
+	b, err := NewBlock("blk", withDtype(cfg, spec.Float64), rng(9))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +36,7 @@ func testBlock(t *testing.T, kind ops.AttentionKind, norm Norm) *Block {
 
 func TestBlockGradient(t *testing.T) {
 	for _, kind := range kinds {
-		for _, norm := range []Norm{PreLN, PostLN, NoLN} {
+		for _, norm := range []spec.Norm{spec.PreLN, spec.PostLN, spec.NoLN} {
 			b := testBlock(t, kind, norm)
 			checkGrad(t, fmt.Sprintf("%v %s", kind, norm), b.Params(), gradcheck.Rand(5, 1, 2*4, 6), 2, 4, b.Forward)
 		}
@@ -45,7 +46,7 @@ func TestBlockGradient(t *testing.T) {
 // TestPreLNBlockMatchesReference composes the plain-Go references by hand:
 // x + Attn(LN1(x)), then + MLP(LN2(.)).
 func TestPreLNBlockMatchesReference(t *testing.T) {
-	b := testBlock(t, ops.L2, PreLN)
+	b := testBlock(t, ops.L2, spec.PreLN)
 	x := gradcheck.Rand(6, 1, 2*4, 6)
 	add := func(a, c [][]float64) [][]float64 {
 		out := make([][]float64, len(a))
@@ -77,8 +78,8 @@ func TestPreLNBlockMatchesReference(t *testing.T) {
 }
 
 func TestBlockDropoutOnlyInTraining(t *testing.T) {
-	cfg := BlockConfig{Width: 8, Heads: 2, Hidden: 16, Kind: ops.DotProduct, Norm: PreLN, Causal: true, Dropout: 0.5, Std: 0.02, Layers: 1}
-	b, err := NewBlock("blk", cfg, tensor.Float32, rng(1))
+	cfg := spec.Model{Width: 8, Heads: 2, Hidden: 16, Arch: plainArch(ops.DotProduct), Norm: spec.PreLN, Dropout: 0.5, Std: 0.02, Layers: 1}
+	b, err := NewBlock("blk", withDtype(cfg, spec.Float32), rng(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,11 +92,5 @@ func TestBlockDropoutOnlyInTraining(t *testing.T) {
 		if want := map[bool]int{false: 0, true: 2}[train]; len(g.masks) != want {
 			t.Errorf("train=%t: %d dropout masks, want %d", train, len(g.masks), want)
 		}
-	}
-}
-
-func TestParseNorm(t *testing.T) {
-	if _, err := ParseNorm("middle"); err == nil {
-		t.Error("norm placement 'middle' accepted")
 	}
 }

@@ -63,3 +63,6 @@ func (e *Embedding) UnembedLipschitzInf() float64 {
 
 // UnembedLipschitz2 is the 2-norm Lipschitz constant of Unembed: the spectral norm of W.
 func (e *Embedding) UnembedLipschitz2() float64 { return lipschitz.Norm2(denseOf(e.W)) }
+
+// Params returns the table.
+func (e *Embedding) Params() []*Param { return []*Param{e.W} }

@@ -9,6 +9,8 @@ import (
 	"gorgonia.org/tensor"
 
 	"lipformer/internal/gradcheck"
+	"lipformer/ops"
+	"lipformer/spec"
 )
 
 // wrap makes a layers.Graph over an existing expression graph (for gradient checks).
@@ -90,3 +92,20 @@ func matOf(p *Param) *mat.Dense { return denseOf(p) }
 
 // rng is a seeded generator for tests.
 func rng(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0)) }
+
+// plainArch is the architecture of plain blocks with attention of kind k.
+func plainArch(k ops.AttentionKind) spec.Arch {
+	return map[ops.AttentionKind]spec.Arch{ops.DotProduct: spec.DP, ops.L2: spec.L2, ops.L2Untied: spec.L2Untied}[k]
+}
+
+// invArch is the invertible architecture with attention of kind k, or plain l2-untied
+// (which no invertible block takes) for ops.L2Untied.
+func invArch(k ops.AttentionKind) spec.Arch {
+	return map[ops.AttentionKind]spec.Arch{ops.DotProduct: spec.InvertibleDP, ops.L2: spec.InvertibleL2, ops.L2Untied: spec.L2Untied}[k]
+}
+
+// withDtype is s with parameters of dtype d.
+func withDtype(s spec.Model, d spec.Dtype) spec.Model {
+	s.Dtype = d
+	return s
+}

@@ -6,9 +6,9 @@ import (
 	"math/rand/v2"
 
 	G "gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 
 	"lipformer/ops"
+	"lipformer/spec"
 )
 
 // InvertibleBlock is a transformer block of two invertible residual sub-blocks without
@@ -40,44 +40,40 @@ type InvertibleBlock struct {
 	AttnOff bool
 }
 
-// NewInvertibleBlock makes an invertible block from cfg: Kind L2 or dp, LipC = c in (0, 1),
-// Context the N of the attention bound. Norm BallPre puts a BallNorm before each branch and
-// then needs the token2 bound for L2 (the BallNorm is 1-Lipschitz in the token norm, not in
-// the inf-norm); any other Norm means none, since the branches hold no LayerNorm.
-func NewInvertibleBlock(name string, cfg BlockConfig, dt tensor.Dtype, rng *rand.Rand) (*InvertibleBlock, error) {
-	if cfg.Kind != ops.L2 && cfg.Kind != ops.DotProduct {
-		return nil, fmt.Errorf("%s: invertible blocks take l2 or dp attention, not %v", name, cfg.Kind)
+// NewInvertibleBlock makes invertible block name of the model s: s.Arch invertible-l2 or
+// invertible-dp, c = s.LipC in (0, 1), s.Context the N of the attention bound. Norm ball
+// puts a BallNorm before each branch and then needs the token2 bound for L2 (the BallNorm
+// is 1-Lipschitz in the token norm, not in the inf-norm); any other Norm means none, since
+// the branches hold no LayerNorm.
+func NewInvertibleBlock(name string, s spec.Model, rng *rand.Rand) (*InvertibleBlock, error) {
+	if !s.Arch.Invertible() {
+		return nil, fmt.Errorf("%s: arch %v is not invertible", name, s.Arch)
 	}
-	if !(cfg.LipC > 0 && cfg.LipC < 1) || cfg.Context < 1 {
-		return nil, fmt.Errorf("%s: Lipschitz coefficient %g and context %d, want 0 < c < 1 and context >= 1", name, cfg.LipC, cfg.Context)
+	if !(s.LipC > 0 && s.LipC < 1) || s.Context < 1 {
+		return nil, fmt.Errorf("%s: Lipschitz coefficient %g and context %d, want 0 < c < 1 and context >= 1", name, s.LipC, s.Context)
 	}
-	attn, err := newBlockAttention(name+".attn", cfg, dt, rng)
+	if s.Norm == spec.BallPre && s.Arch == spec.InvertibleL2 && s.L2Bound != ops.BoundTok2 {
+		return nil, fmt.Errorf("%s: ball norm with the %v bound: the ball norm is 1-Lipschitz in the token norm only, want the token2 bound", name, s.L2Bound)
+	}
+	if s.MLPGain < 0 || math.IsNaN(s.MLPGain) || math.IsInf(s.MLPGain, 0) {
+		return nil, fmt.Errorf("%s: MLP gain %g, want finite and >= 0 (0: none)", name, s.MLPGain)
+	}
+	attn, err := newBlockAttention(name+".attn", s, rng)
 	if err != nil {
 		return nil, err
 	}
-	b := &InvertibleBlock{Attn: attn, C: cfg.LipC, Dropout: cfg.Dropout}
-	if cfg.Norm == BallPre {
-		if cfg.Kind == ops.L2 && cfg.Bound != ops.BoundTok2 {
-			return nil, fmt.Errorf("%s: ball norm with the %v bound: the ball norm is 1-Lipschitz in the token norm only, want the token2 bound", name, cfg.Bound)
-		}
-		if b.Ball1, b.Ball2, err = newBallNorms(name, cfg, dt); err != nil {
+	b := &InvertibleBlock{Attn: attn, C: s.LipC, Dropout: s.Dropout}
+	if s.Norm == spec.BallPre {
+		if b.Ball1, b.Ball2, err = newBallNorms(name, s); err != nil {
 			return nil, err
 		}
 	}
-	if cfg.Kind == ops.L2 {
-		attn.LipC, attn.BoundLen, attn.Bound = cfg.LipC, cfg.Context, cfg.Bound
-		if cfg.Bound == ops.BoundTok2 {
-			attn.AddPower(name + ".attn")
-		}
-	} else {
+	if s.Arch == spec.InvertibleDP {
 		b.VNorm, b.ONorm = NewSpectralNorm(attn.WV, rng), NewSpectralNorm(attn.WO, rng)
 	}
-	b.MLP = NewSpectralMLP(name+".mlp", cfg.Width, cfg.Hidden, cfg.LipC, cfg.Std, dt, rng)
-	if cfg.MLPGain < 0 || math.IsNaN(cfg.MLPGain) || math.IsInf(cfg.MLPGain, 0) {
-		return nil, fmt.Errorf("%s: MLP gain %g, want finite and >= 0 (0: none)", name, cfg.MLPGain)
-	}
-	if cfg.MLPGain > 0 {
-		b.MLP.AddGain(name+".mlp", math.Log(cfg.MLPGain))
+	b.MLP = NewSpectralMLP(name+".mlp", s.Width, s.HiddenWidth(), s.LipC, s.Std, s.Dtype.Tensor(), rng)
+	if s.MLPGain > 0 {
+		b.MLP.AddGain(name+".mlp", math.Log(s.MLPGain))
 	}
 	return b, nil
 }
@@ -166,13 +162,18 @@ func (b *InvertibleBlock) NaiveAttnLipschitz2() float64 {
 	return b.C * b.VNorm.Lipschitz2() * b.ONorm.Lipschitz2()
 }
 
-// Params returns the block's parameters.
+// Params returns the block's parameters in the order Forward uses them: each branch's
+// ball norm, when present, before the branch.
 func (b *InvertibleBlock) Params() []*Param {
-	ps := append(b.Attn.Params(), b.MLP.Params()...)
+	var ps []*Param
 	if b.Ball1 != nil {
-		ps = append(ps, b.Ball1.LogRadius, b.Ball2.LogRadius)
+		ps = append(ps, b.Ball1.Params()...)
 	}
-	return ps
+	ps = append(ps, b.Attn.Params()...)
+	if b.Ball2 != nil {
+		ps = append(ps, b.Ball2.Params()...)
+	}
+	return append(ps, b.MLP.Params()...)
 }
 
 // SpectralNorms returns every spectral normalisation of the block.
@@ -183,3 +184,6 @@ func (b *InvertibleBlock) SpectralNorms() []*SpectralNorm {
 	}
 	return sn
 }
+
+// Attention is the block's attention layer.
+func (b *InvertibleBlock) Attention() *Attention { return b.Attn }

@@ -7,6 +7,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"lipformer/ops"
+	"lipformer/spec"
 )
 
 // TestInvertibleBlockStepReusesBuffers: after a warm-up step, a training step of an
@@ -20,9 +21,9 @@ import (
 func TestInvertibleBlockStepReusesBuffers(t *testing.T) {
 	const batch, seqLen, width, heads, hidden = 4, 32, 64, 2, 256
 	for _, kind := range []ops.AttentionKind{ops.L2, ops.DotProduct} {
-		cfg := BlockConfig{Width: width, Heads: heads, Hidden: hidden, Kind: kind, Causal: true, Dropout: 0.1, Std: 0.02,
+		cfg := spec.Model{Width: width, Heads: heads, Hidden: hidden, Arch: invArch(kind), Dropout: 0.1, Std: 0.02,
 			Layers: 1, LipC: 0.9, Context: seqLen}
-		blk, err := NewInvertibleBlock("blk", cfg, tensor.Float32, rng(1))
+		blk, err := NewInvertibleBlock("blk", withDtype(cfg, spec.Float32), rng(1))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,19 +4,18 @@ import (
 	"fmt"
 	"testing"
 
-	"gorgonia.org/tensor"
-
 	"lipformer/internal/gradcheck"
 	"lipformer/lipschitz"
 	"lipformer/ops"
+	"lipformer/spec"
 )
 
 // testInvertible is an invertible block of width 6 (2 heads, hidden 12, context 4) with
 // nonzero biases and weights large enough for the contractive scale to act.
 func testInvertible(t *testing.T, kind ops.AttentionKind) *InvertibleBlock {
 	t.Helper()
-	cfg := BlockConfig{Width: 6, Heads: 2, Hidden: 12, Kind: kind, Causal: true, Std: 0.6, Layers: 1, LipC: 0.9, Context: 4}
-	b, err := NewInvertibleBlock("inv", cfg, tensor.Float64, rng(9))
+	cfg := spec.Model{Width: 6, Heads: 2, Hidden: 12, Arch: invArch(kind), Std: 0.6, Layers: 1, LipC: 0.9, Context: 4}
+	b, err := NewInvertibleBlock("inv", withDtype(cfg, spec.Float64), rng(9))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,15 +68,17 @@ func TestInvertibleBlockGradient(t *testing.T) {
 	}
 }
 
+// TestInvertibleBlockRejectsBadConfigs: a plain architecture, c outside (0, 1), no
+// context, and a ball norm under the kim bound are refused.
 func TestInvertibleBlockRejectsBadConfigs(t *testing.T) {
-	for _, cfg := range []BlockConfig{
-		{Width: 6, Heads: 2, Hidden: 12, Kind: ops.L2Untied, LipC: 0.9, Context: 4, Std: 1},
-		{Width: 6, Heads: 2, Hidden: 12, Kind: ops.L2, LipC: 1, Context: 4, Std: 1},
-		{Width: 6, Heads: 2, Hidden: 12, Kind: ops.L2, LipC: 0.9, Std: 1},
-		{Width: 6, Heads: 2, Hidden: 12, Kind: ops.L2, LipC: 0.9, Context: 4, Std: 1, Norm: BallPre, BallRadius: 1, Bound: ops.BoundKim},
-		{Width: 6, Heads: 2, Hidden: 12, Kind: ops.L2, LipC: 0.9, Context: 4, Std: 1, Norm: BallPre, BallRadius: 0, Bound: ops.BoundTok2},
+	for _, cfg := range []spec.Model{
+		{Width: 6, Heads: 2, Hidden: 12, Arch: spec.L2Untied, LipC: 0.9, Context: 4, Std: 1},
+		{Width: 6, Heads: 2, Hidden: 12, Arch: spec.ContractiveL2, LipC: 0.9, Context: 4, Std: 1},
+		{Width: 6, Heads: 2, Hidden: 12, Arch: spec.InvertibleL2, LipC: 1, Context: 4, Std: 1},
+		{Width: 6, Heads: 2, Hidden: 12, Arch: spec.InvertibleL2, LipC: 0.9, Std: 1},
+		{Width: 6, Heads: 2, Hidden: 12, Arch: spec.InvertibleL2, LipC: 0.9, Context: 4, Std: 1, Norm: spec.BallPre, BallRadius: 1, L2Bound: ops.BoundKim},
 	} {
-		if _, err := NewInvertibleBlock("inv", cfg, tensor.Float64, rng(1)); err == nil {
+		if _, err := NewInvertibleBlock("inv", withDtype(cfg, spec.Float64), rng(1)); err == nil {
 			t.Errorf("%+v was accepted", cfg)
 		}
 	}

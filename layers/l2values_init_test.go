@@ -8,6 +8,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"lipformer/ops"
+	"lipformer/spec"
 )
 
 // headValueNorms returns, per head, ||W^{V,h}||_F and ||A_h W^{V,h}||_F computed by plain
@@ -66,13 +67,13 @@ func TestBalanceL2ValuesMatchesTheRawNorms(t *testing.T) {
 }
 
 func TestBlockBalancesOnlyWhenAsked(t *testing.T) {
-	cfg := BlockConfig{Width: 8, Heads: 2, Hidden: 16, Kind: ops.L2, Norm: PreLN, Causal: true, Std: 0.02, Layers: 2}
-	plain, err := NewBlock("b", cfg, tensor.Float64, rng(5))
+	cfg := spec.Model{Width: 8, Heads: 2, Hidden: 16, Arch: plainArch(ops.L2), Norm: spec.PreLN, Std: 0.02, Layers: 2}
+	plain, err := NewBlock("b", withDtype(cfg, spec.Float64), rng(5))
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.BalanceL2 = true
-	balanced, err := NewBlock("b", cfg, tensor.Float64, rng(5))
+	balanced, err := NewBlock("b", withDtype(cfg, spec.Float64), rng(5))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,8 +84,8 @@ func TestBlockBalancesOnlyWhenAsked(t *testing.T) {
 			t.Errorf("head %d: balanced block's value map norm %v, want %v", h, eff[h], raw[h])
 		}
 	}
-	cfg.Kind = ops.DotProduct
-	if _, err := NewBlock("b", cfg, tensor.Float64, rng(5)); err != nil {
+	cfg.Arch = spec.DP
+	if _, err := NewBlock("b", withDtype(cfg, spec.Float64), rng(5)); err != nil {
 		t.Errorf("a dot-product block with BalanceL2 set: %v", err)
 	}
 }

@@ -36,3 +36,6 @@ func (ln *LayerNorm) Lipschitz2() (float64, error) {
 func (ln *LayerNorm) LipschitzInf() (float64, error) {
 	return lipschitz.LayerNormLipInf(ln.Gain.Float64s(), ln.Eps)
 }
+
+// Params returns the gain and the bias.
+func (l *LayerNorm) Params() []*Param { return []*Param{l.Gain, l.Bias} }

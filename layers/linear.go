@@ -55,3 +55,6 @@ func denseOf(p *Param) *mat.Dense {
 	s := p.Value.Shape()
 	return mat.NewDense(s[0], s[1], p.Float64s())
 }
+
+// Params returns W and, when present, B: the order Forward uses them.
+func (l *Linear) Params() []*Param { return nonNil(l.W, l.B) }

@@ -50,3 +50,6 @@ func (m *MLP) LipschitzInf() float64 {
 
 // residualStd is GPT-2's initial scale of projections into the residual stream.
 func residualStd(std float64, layers int) float64 { return std / math.Sqrt(2*float64(layers)) }
+
+// Params returns the two layers' weights and biases in the order Forward uses them.
+func (m *MLP) Params() []*Param { return append(m.Fc.Params(), m.Proj.Params()...) }

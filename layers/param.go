@@ -8,7 +8,10 @@ import (
 )
 
 // Param is a learnable tensor. Its Value is bound into every graph built from the layer, so
-// an update of Value in place is seen by all of them.
+// an update of Value in place is seen by all of them. A layer declares its parameters,
+// each with its decay and learning-rate rule, and lists them in Params in the order its
+// Forward first uses them; a model's list is its layers' lists in forward order, the one
+// list that gradients, checkpoints, weight decay and counts read.
 type Param struct {
 	Name  string
 	Value *tensor.Dense
@@ -97,4 +100,16 @@ func checkDtype(dt tensor.Dtype) error {
 		return fmt.Errorf("layers: dtype %v, want float32 or float64", dt)
 	}
 	return nil
+}
+
+// nonNil returns the parameters that are not nil, in order: the list of a layer whose
+// optional parameters are nil when absent.
+func nonNil(ps ...*Param) []*Param {
+	out := make([]*Param, 0, len(ps))
+	for _, p := range ps {
+		if p != nil {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -79,14 +79,9 @@ func (m *SpectralMLP) Forward(g *Graph, x *G.Node) (*G.Node, error) {
 // two layers' exact constants (ELU is 1-Lipschitz; the gain factors e^s and e^-s cancel).
 func (m *SpectralMLP) Lipschitz2() float64 { return m.Fc.Lipschitz2() * m.Proj.Lipschitz2() }
 
-// Params returns the weights, biases and, when present, the log gain.
-func (m *SpectralMLP) Params() []*Param {
-	ps := []*Param{m.Fc.W, m.Fc.B, m.Proj.W, m.Proj.B}
-	if m.LogGain != nil {
-		ps = append(ps, m.LogGain)
-	}
-	return ps
-}
+// Params returns the parameters in the order Forward uses them: the two weights (Weights),
+// the log gain when present, the two biases.
+func (m *SpectralMLP) Params() []*Param { return nonNil(m.Fc.W, m.Proj.W, m.LogGain, m.Fc.B, m.Proj.B) }
 
 // SpectralNorms returns the normalisations of the two weights.
 func (m *SpectralMLP) SpectralNorms() []*SpectralNorm { return []*SpectralNorm{m.Fc.SN, m.Proj.SN} }

@@ -1,6 +1,9 @@
 package model
 
-import "fmt"
+import (
+	"fmt"
+	"lipformer/layers"
+)
 
 // SetAttentionOff removes the attention sub-block of the listed blocks (indices 0..Layers-1)
 // from the programs compiled afterwards: each such block's input passes unchanged to its MLP
@@ -51,10 +54,12 @@ func (m *Model) AttentionOff() []int {
 func (m *Model) attnOff() []*bool {
 	var off []*bool
 	for _, b := range m.Blocks {
-		off = append(off, &b.AttnOff)
-	}
-	for _, b := range m.Inv {
-		off = append(off, &b.AttnOff)
+		switch b := b.(type) {
+		case *layers.Block:
+			off = append(off, &b.AttnOff)
+		case *layers.InvertibleBlock:
+			off = append(off, &b.AttnOff)
+		}
 	}
 	return off
 }

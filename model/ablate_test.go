@@ -13,20 +13,21 @@ import (
 
 	"lipformer/layers"
 	"lipformer/ops"
+	"lipformer/spec"
 )
 
 // ablationVariants are the tiny configurations of every architecture, and of dp and l2
 // without LayerNorm and with post-LN.
 func ablationVariants() []variant {
 	var vs []variant
-	for _, arch := range Architectures {
+	for _, arch := range archNames() {
 		vs = append(vs, variant{arch, tiny(arch)})
 	}
 	for _, arch := range []string{"dp", "l2"} {
-		for _, norm := range []string{"none", "post"} {
+		for _, norm := range []spec.Norm{spec.NoLN, spec.PostLN} {
 			c := tiny(arch)
 			c.Norm = norm
-			vs = append(vs, variant{arch + "-" + norm, c})
+			vs = append(vs, variant{arch + "-" + norm.String(), c})
 		}
 	}
 	return vs
@@ -69,7 +70,7 @@ func allLayers(m *Model) []int {
 // its bound UB is 0.)
 func TestAttentionOffIsAZeroOutputMap(t *testing.T) {
 	for _, v := range ablationVariants() {
-		if v.cfg.invertible() || v.cfg.Arch == "contractive-l2" || v.cfg.Norm == "post" {
+		if v.cfg.Arch.Invertible() || v.cfg.Arch == spec.ContractiveL2 || v.cfg.Norm == spec.PostLN {
 			continue
 		}
 		t.Run(v.name, func(t *testing.T) {
@@ -87,7 +88,7 @@ func TestAttentionOffIsAZeroOutputMap(t *testing.T) {
 					t.Fatal(err)
 				}
 				for _, l := range off {
-					clear(zeroed.Blocks[l].Attn.WO.Value.Data().([]float64))
+					clear(zeroed.Blocks[l].Attention().WO.Value.Data().([]float64))
 				}
 				got, want := ablatedLoss(t, m, off, 6), evalLoss(t, zeroed, 6)
 				if d := math.Abs(got - want); d > 1e-12 || math.IsNaN(got) {
@@ -142,17 +143,19 @@ func mlpOnlyLoss(t *testing.T, m *Model, seed uint64) float64 {
 	}
 	x := must(G.Add(must(m.Tok.Forward(g, node("ids", ref.Inputs))), must(m.Pos.Positions(g))))
 	for _, b := range m.Blocks {
-		in := x
-		if b.Cfg.Norm == layers.PreLN {
-			in = must(b.LN2.Forward(g, x))
+		switch b := b.(type) {
+		case *layers.Block:
+			in := x
+			if b.Norm == spec.PreLN {
+				in = must(b.LN2.Forward(g, x))
+			}
+			x = must(ops.Add(x, must(b.MLP.Forward(g, in))))
+			if b.Norm == spec.PostLN {
+				x = must(b.LN2.Forward(g, x))
+			}
+		case *layers.InvertibleBlock:
+			x = must(ops.Add(x, must(b.MLP.Forward(g, x))))
 		}
-		x = must(ops.Add(x, must(b.MLP.Forward(g, in))))
-		if b.Cfg.Norm == layers.PostLN {
-			x = must(b.LN2.Forward(g, x))
-		}
-	}
-	for _, b := range m.Inv {
-		x = must(ops.Add(x, must(b.MLP.Forward(g, x))))
 	}
 	x = must(m.LNf.Forward(g, x))
 	var logits *G.Node
@@ -181,14 +184,7 @@ func TestAttentionOffIgnoresAttentionWeights(t *testing.T) {
 			}
 			off0, intact0 := ablatedLoss(t, m, allLayers(m), 3), evalLoss(t, m, 3)
 			r := rand.New(rand.NewPCG(7, 7))
-			var attn []*layers.Attention
-			for _, b := range m.Blocks {
-				attn = append(attn, b.Attn)
-			}
-			for _, b := range m.Inv {
-				attn = append(attn, b.Attn)
-			}
-			for _, a := range attn {
+			for _, a := range m.Attentions() {
 				for _, p := range a.Params() {
 					w := p.Value.Data().([]float64)
 					for i := range w {

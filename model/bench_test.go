@@ -5,6 +5,7 @@ import (
 
 	"lipformer/bench"
 	"lipformer/model"
+	"lipformer/spec"
 )
 
 // BenchmarkTrain times a training step (forward, backward, clip, AdamW: train.Stepper, the
@@ -27,9 +28,9 @@ func BenchmarkSample(b *testing.B) { benchmarkMode(b, bench.ModeSample) }
 // allocations per run.
 func benchmarkMode(b *testing.B, mode string) {
 	for _, p := range model.Presets() {
-		for _, arch := range []string{"dp", "l2", "invertible-l2"} {
-			b.Run(p.Name+"/"+arch, func(b *testing.B) {
-				j := bench.NewJob(p, arch, bench.Settings{Seed: 1, Dtype: "float32", SampleBatch: 1, SampleWindow: string(model.Shift)})
+		for _, arch := range []spec.Arch{spec.DP, spec.L2, spec.InvertibleL2} {
+			b.Run(p.Name+"/"+arch.String(), func(b *testing.B) {
+				j := bench.NewJob(p, arch, bench.Settings{Seed: 1, Dtype: spec.Float32, SampleBatch: 1, SampleWindow: string(model.Shift)})
 				w, err := j.Workload(mode)
 				if err != nil {
 					b.Fatal(err)

@@ -8,6 +8,7 @@ import (
 
 	"lipformer/layers"
 	"lipformer/lipschitz"
+	"lipformer/spec"
 )
 
 // Bound is a Lipschitz upper bound; +Inf means none exists (dot-product attention). It is
@@ -52,12 +53,12 @@ type Factor struct {
 // product, an upper bound for the map from the embedded sequence (B = 1, T = context) to
 // the logits.
 type Certificate struct {
-	Arch    string   `json:"arch"`
-	N       int      `json:"n"`
-	Factors []Factor `json:"factors"`
-	Inf     Bound    `json:"product_inf"`
-	Two     Bound    `json:"product_two"`
-	Tok2    Bound    `json:"product_tok2"`
+	Arch    spec.Arch `json:"arch"`
+	N       int       `json:"n"`
+	Factors []Factor  `json:"factors"`
+	Inf     Bound     `json:"product_inf"`
+	Two     Bound     `json:"product_two"`
+	Tok2    Bound     `json:"product_tok2"`
 }
 
 // Certificate computes the certified constants from the current weights: each residual
@@ -67,50 +68,20 @@ func (m *Model) Certificate() (*Certificate, error) {
 	n := m.Cfg.Context
 	c := &Certificate{Arch: m.Cfg.Arch, N: n, Inf: 1, Two: 1, Tok2: 1}
 	for i, b := range m.Blocks {
-		attn, err := attentionFactor(b.Attn, n)
+		var fs []Factor
+		var err error
+		switch b := b.(type) {
+		case *layers.Block:
+			fs, err = plainBlockFactors(i, b, n)
+		case *layers.InvertibleBlock:
+			fs, err = invertibleBlockFactors(i, b, n)
+		default:
+			err = fmt.Errorf("certificate: block %T", b)
+		}
 		if err != nil {
 			return nil, err
 		}
-		mlp := Factor{Inf: Bound(b.MLP.LipschitzInf()), Two: Bound(b.MLP.Lipschitz2()), Tok2: Bound(b.MLP.Lipschitz2())}
-		for _, part := range []struct {
-			name string
-			f    Factor
-			ln   *layers.LayerNorm
-			ball *layers.BallNorm
-		}{{"attn", attn, b.LN1, b.Ball1}, {"mlp", mlp, b.LN2, b.Ball2}} {
-			f, err := residualFactor(part.f, part.ln, part.ball, b.Cfg.Norm)
-			if err != nil {
-				return nil, err
-			}
-			f.Name = fmt.Sprintf("h%d.%s", i, part.name)
-			c.add(f)
-		}
-	}
-	for i, b := range m.Inv {
-		attn, err := attentionFactor(b.Attn, n)
-		if err != nil {
-			return nil, err
-		}
-		if b.VNorm != nil {
-			attn.Note = fmt.Sprintf("naive dp normalisation assumes %.3g, which is no bound", b.NaiveAttnLipschitz2())
-		}
-		fc, pr := b.MLP.Fc, b.MLP.Proj
-		mlpInf := fc.C * fc.Linear.LipschitzInf() / fc.SN.Sigma() * pr.C * pr.Linear.LipschitzInf() / pr.SN.Sigma()
-		mlp := Factor{Inf: Bound(mlpInf), Two: Bound(b.MLP.Lipschitz2()), Tok2: Bound(b.MLP.Lipschitz2()), Note: "spectrally normalised, ELU"}
-		norm := layers.NoLN
-		if b.Ball1 != nil {
-			norm = layers.BallPre
-		}
-		for _, part := range []struct {
-			name string
-			f    Factor
-			ball *layers.BallNorm
-		}{{"attn", attn, b.Ball1}, {"mlp", mlp, b.Ball2}} {
-			f, err := residualFactor(part.f, nil, part.ball, norm)
-			if err != nil {
-				return nil, err
-			}
-			f.Name = fmt.Sprintf("h%d.%s", i, part.name)
+		for _, f := range fs {
 			c.add(f)
 		}
 	}
@@ -167,11 +138,11 @@ func attentionFactor(a *layers.Attention, n int) (Factor, error) {
 // residualFactor bounds x + f(x) with the LayerNorm ln or BallNorm ball placed as norm
 // says: pre-LN 1 + Lip(LN) Lip(f), post-LN Lip(LN) (1 + Lip(f)), ball 1 + Lip(B) Lip(f),
 // none 1 + Lip(f).
-func residualFactor(f Factor, ln *layers.LayerNorm, ball *layers.BallNorm, norm layers.Norm) (Factor, error) {
+func residualFactor(f Factor, ln *layers.LayerNorm, ball *layers.BallNorm, norm spec.Norm) (Factor, error) {
 	switch norm {
-	case layers.NoLN:
+	case spec.NoLN:
 		return Factor{Inf: 1 + f.Inf, Two: 1 + f.Two, Tok2: 1 + f.Tok2, Note: f.Note}, nil
-	case layers.BallPre:
+	case spec.BallPre:
 		inf, two := Bound(ball.LipschitzInf()), Bound(ball.Lipschitz2())
 		note := fmt.Sprintf("ball norm factor %.3g (inf) / %.3g (2, token)", float64(inf), float64(two))
 		if f.Note != "" {
@@ -191,8 +162,64 @@ func residualFactor(f Factor, ln *layers.LayerNorm, ball *layers.BallNorm, norm 
 	if f.Note != "" {
 		note = f.Note + "; " + note
 	}
-	if norm == layers.PreLN {
+	if norm == spec.PreLN {
 		return Factor{Inf: 1 + Bound(lnInf)*f.Inf, Two: 1 + Bound(ln2)*f.Two, Tok2: 1 + Bound(ln2)*f.Tok2, Note: note}, nil
 	}
 	return Factor{Inf: Bound(lnInf) * (1 + f.Inf), Two: Bound(ln2) * (1 + f.Two), Tok2: Bound(ln2) * (1 + f.Tok2), Note: note}, nil
+}
+
+// plainBlockFactors are the factors of block i, a plain block, for sequences of n tokens.
+func plainBlockFactors(i int, b *layers.Block, n int) ([]Factor, error) {
+	var fs []Factor
+	attn, err := attentionFactor(b.Attn, n)
+	if err != nil {
+		return nil, err
+	}
+	mlp := Factor{Inf: Bound(b.MLP.LipschitzInf()), Two: Bound(b.MLP.Lipschitz2()), Tok2: Bound(b.MLP.Lipschitz2())}
+	for _, part := range []struct {
+		name string
+		f    Factor
+		ln   *layers.LayerNorm
+		ball *layers.BallNorm
+	}{{"attn", attn, b.LN1, b.Ball1}, {"mlp", mlp, b.LN2, b.Ball2}} {
+		f, err := residualFactor(part.f, part.ln, part.ball, b.Norm)
+		if err != nil {
+			return nil, err
+		}
+		f.Name = fmt.Sprintf("h%d.%s", i, part.name)
+		fs = append(fs, f)
+	}
+	return fs, nil
+}
+
+// invertibleBlockFactors are the factors of block i, an invertible block, for sequences of n tokens.
+func invertibleBlockFactors(i int, b *layers.InvertibleBlock, n int) ([]Factor, error) {
+	var fs []Factor
+	attn, err := attentionFactor(b.Attn, n)
+	if err != nil {
+		return nil, err
+	}
+	if b.VNorm != nil {
+		attn.Note = fmt.Sprintf("naive dp normalisation assumes %.3g, which is no bound", b.NaiveAttnLipschitz2())
+	}
+	fc, pr := b.MLP.Fc, b.MLP.Proj
+	mlpInf := fc.C * fc.Linear.LipschitzInf() / fc.SN.Sigma() * pr.C * pr.Linear.LipschitzInf() / pr.SN.Sigma()
+	mlp := Factor{Inf: Bound(mlpInf), Two: Bound(b.MLP.Lipschitz2()), Tok2: Bound(b.MLP.Lipschitz2()), Note: "spectrally normalised, ELU"}
+	norm := spec.NoLN
+	if b.Ball1 != nil {
+		norm = spec.BallPre
+	}
+	for _, part := range []struct {
+		name string
+		f    Factor
+		ball *layers.BallNorm
+	}{{"attn", attn, b.Ball1}, {"mlp", mlp, b.Ball2}} {
+		f, err := residualFactor(part.f, nil, part.ball, norm)
+		if err != nil {
+			return nil, err
+		}
+		f.Name = fmt.Sprintf("h%d.%s", i, part.name)
+		fs = append(fs, f)
+	}
+	return fs, nil
 }

@@ -7,12 +7,12 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"gorgonia.org/tensor"
 
-	"lipformer/layers"
-	"lipformer/ops"
 	"lipformer/safetensors"
+	"lipformer/spec"
 )
 
 // Metadata keys of a checkpoint file. A checkpoint is one safetensors file: the model's
@@ -157,11 +157,14 @@ func Load(path string) (*Model, *Checkpoint, error) {
 	for _, t := range ts {
 		byName[t.Name] = t
 	}
-	if err := checkStored(cfg, byName); err != nil {
+	if err := checkSizes(cfg, byName); err != nil {
 		return nil, nil, fmt.Errorf("load %s: %w", path, err)
 	}
 	m, err := New(cfg, 0)
 	if err != nil {
+		return nil, nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	if err := checkTensors(m, cfg, byName); err != nil {
 		return nil, nil, fmt.Errorf("load %s: %w", path, err)
 	}
 	for _, s := range m.stored() {
@@ -215,26 +218,44 @@ func verifyChecksums(ts []safetensors.Tensor, meta map[string]string) error {
 	return nil
 }
 
-// impliedTensor is a stored tensor whose shape the config fixes.
-type impliedTensor struct {
-	name   string
-	shape  []int
-	fields string // the config fields that fix the shape, with their values
-}
-
-// checkStored checks cfg against the stored tensors before the model is built, so that a
-// config claiming more than the file holds is refused without allocating its model:
-// every tensor whose shape gives one of the sizes of the config (vocab, width, context,
-// hidden, heads, layers) must be stored with that shape and the config's dtype, the file
-// must hold exactly cfg.Layers blocks and, with a tied head, no head.w, and the number of
-// parameters the config implies may not exceed the number of values the file stores.
-func checkStored(cfg Config, byName map[string]safetensors.Tensor) error {
-	dt := safetensors.F32
-	if cfg.Dtype == "float64" {
-		dt = safetensors.F64
+// checkSizes checks the sizes cfg claims against the stored tensors that carry them, before
+// the model is built, so that a config claiming more than the file holds is refused without
+// allocating its model: tok (vocab, width), pos (context, width) and, in each of exactly
+// cfg.Layers blocks, attn.wq (width, width) and mlp.fc.w (width, hidden), each of the
+// config's dtype. Every other tensor of a model is at most as large as these times its
+// heads (at most its width), so once they pass, the model is at most a few times the
+// file; the model's own parameter list then decides the rest (checkTensors).
+func checkSizes(cfg Config, byName map[string]safetensors.Tensor) error {
+	d, v, t, hid := cfg.Width, cfg.Vocab, cfg.Context, cfg.HiddenWidth()
+	sizes := []struct {
+		name   string
+		shape  []int
+		fields string // the config fields that fix the shape, with their values
+	}{
+		{"tok", []int{v, d}, fmt.Sprintf("vocab %d and width %d", v, d)},
+		{"pos", []int{t, d}, fmt.Sprintf("context %d and width %d", t, d)},
 	}
-	d, v, t, h, hid := cfg.Width, cfg.Vocab, cfg.Context, cfg.Heads, cfg.hidden()
-	check := func(want impliedTensor) error {
+	for i := 0; i < cfg.Layers; i++ {
+		wq := fmt.Sprintf("h%d.attn.wq", i)
+		if _, ok := byName[wq]; !ok { // stops at the first missing block, however many are claimed
+			return fmt.Errorf("config layers %d: the file holds no tensor %s", cfg.Layers, wq)
+		}
+		sizes = append(sizes,
+			struct {
+				name   string
+				shape  []int
+				fields string
+			}{wq, []int{d, d}, fmt.Sprintf("width %d", d)},
+			struct {
+				name   string
+				shape  []int
+				fields string
+			}{fmt.Sprintf("h%d.mlp.fc.w", i), []int{d, hid}, fmt.Sprintf("width %d and hidden %d", d, hid)})
+	}
+	if extra := fmt.Sprintf("h%d.attn.wq", cfg.Layers); hasTensor(byName, extra) {
+		return fmt.Errorf("config layers %d: the file stores tensor %s of a further block", cfg.Layers, extra)
+	}
+	for _, want := range sizes {
 		got, ok := byName[want.name]
 		if !ok {
 			return fmt.Errorf("config %s: the file holds no tensor %s (of shape %v)", want.fields, want.name, want.shape)
@@ -242,98 +263,73 @@ func checkStored(cfg Config, byName map[string]safetensors.Tensor) error {
 		if !slices.Equal(got.Shape, want.shape) {
 			return fmt.Errorf("config %s: tensor %s should have shape %v, but the file stores it with shape %v", want.fields, want.name, want.shape, got.Shape)
 		}
-		if got.Dtype != dt {
-			return fmt.Errorf("config dtype %s: tensor %s should be %s, but the file stores it as %s", cfg.Dtype, want.name, dt, got.Dtype)
+		if dt := storedDtype(cfg.Dtype); got.Dtype != dt {
+			return fmt.Errorf("config dtype %v: tensor %s should be %s, but the file stores it as %s", cfg.Dtype, want.name, dt, got.Dtype)
 		}
-		return nil
-	}
-	fixed := []impliedTensor{
-		{"tok", []int{v, d}, fmt.Sprintf("vocab %d and width %d", v, d)},
-		{"pos", []int{t, d}, fmt.Sprintf("context %d and width %d", t, d)},
-		{"lnf.gain", []int{d}, fmt.Sprintf("width %d", d)},
-	}
-	if !cfg.Tie {
-		fixed = append(fixed, impliedTensor{"head.w", []int{d, v}, fmt.Sprintf("width %d, vocab %d and tie false", d, v)})
-	} else if hasTensor(byName, "head.w") {
-		return fmt.Errorf("config tie true: the head is the token table, but the file stores a tensor head.w")
-	}
-	for _, want := range fixed {
-		if err := check(want); err != nil {
-			return err
-		}
-	}
-	for i := 0; i < cfg.Layers; i++ { // stops at the first missing block, however many are claimed
-		block := []impliedTensor{
-			{fmt.Sprintf("h%d.attn.wq", i), []int{d, d}, fmt.Sprintf("layers %d and width %d", cfg.Layers, d)},
-			{fmt.Sprintf("h%d.mlp.fc.w", i), []int{d, hid}, fmt.Sprintf("width %d and hidden %d", d, hid)},
-		}
-		if cfg.L2Temp {
-			block = append(block, impliedTensor{fmt.Sprintf("h%d.attn.logtemp", i), []int{h}, fmt.Sprintf("heads %d and l2_temp true", h)})
-		}
-		if cfg.L2PosBias {
-			block = append(block, impliedTensor{fmt.Sprintf("h%d.attn.posbias", i), []int{h, t}, fmt.Sprintf("heads %d, context %d and l2_pos_bias true", h, t)})
-		}
-		if cfg.MLPGain > 0 {
-			block = append(block, impliedTensor{fmt.Sprintf("h%d.mlp.loggain", i), []int{1}, fmt.Sprintf("mlp_gain %g", cfg.MLPGain)})
-		}
-		for _, want := range block {
-			if err := check(want); err != nil {
-				return err
-			}
-		}
-	}
-	if extra := fmt.Sprintf("h%d.attn.wq", cfg.Layers); hasTensor(byName, extra) {
-		return fmt.Errorf("config layers %d: the file stores tensor %s of a further block", cfg.Layers, extra)
-	}
-	var stored float64
-	for _, t := range byName {
-		n := 1.0
-		for _, k := range t.Shape {
-			n *= float64(k)
-		}
-		stored += n
-	}
-	if implied := cfg.impliedParams(); implied > stored {
-		return fmt.Errorf("config layers %d, width %d, hidden %d, context %d and vocab %d: the model would have %.0f parameters, more than the %.0f values of all the file's tensors",
-			cfg.Layers, d, hid, t, v, implied, stored)
 	}
 	return nil
+}
+
+// checkTensors checks the file's tensors against the model's parameter list: every
+// tensor of the model stored with its shape and dtype, and no other tensor in the model's
+// namespace (modelNamespace); extra tensors, such as the optimizer's state, are named apart.
+func checkTensors(m *Model, cfg Config, byName map[string]safetensors.Tensor) error {
+	dt := storedDtype(cfg.Dtype)
+	model := map[string]bool{}
+	for _, s := range m.stored() {
+		model[s.name] = true
+		got, ok := byName[s.name]
+		if !ok {
+			return fmt.Errorf("config %s: the model has tensor %s of shape %v, which the file does not hold", describe(cfg), s.name, s.value.Shape())
+		}
+		if !slices.Equal(got.Shape, []int(s.value.Shape())) {
+			return fmt.Errorf("config %s: tensor %s should have shape %v, but the file stores it with shape %v", describe(cfg), s.name, s.value.Shape(), got.Shape)
+		}
+		if got.Dtype != dt {
+			return fmt.Errorf("config dtype %v: tensor %s should be %s, but the file stores it as %s", cfg.Dtype, s.name, dt, got.Dtype)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(byName)) {
+		if !model[name] && modelNamespace(name) {
+			return fmt.Errorf("config %s: the file stores tensor %s, which the model does not have", describe(cfg), name)
+		}
+	}
+	return nil
+}
+
+// modelNamespace reports whether name is of the form New gives the model's tensors: tok,
+// pos, lnf, head, or h<i>, alone or followed by a dot.
+func modelNamespace(name string) bool {
+	space, _, _ := strings.Cut(name, ".")
+	switch space {
+	case "tok", "pos", "lnf", "head":
+		return true
+	}
+	digits := strings.TrimPrefix(space, "h")
+	return len(digits) > 0 && len(digits) < len(space) && strings.Trim(digits, "0123456789") == ""
+}
+
+// describe names the settings of cfg that decide which tensors its model has.
+func describe(cfg Config) string {
+	js, err := json.Marshal(cfg)
+	if err != nil {
+		return fmt.Sprintf("%+v", cfg)
+	}
+	return string(js)
+}
+
+// storedDtype is the safetensors dtype of a model of dtype d.
+func storedDtype(d spec.Dtype) safetensors.Dtype {
+	if d == spec.Float64 {
+		return safetensors.F64
+	}
+	return safetensors.F32
 }
 
 // hasTensor reports whether the file stores a tensor of that name.
 func hasTensor(byName map[string]safetensors.Tensor, name string) bool {
 	_, ok := byName[name]
 	return ok
-}
-
-// impliedParams is the number of parameters of the model that c describes (NumParams),
-// computed from c alone, in floating point so that no config overflows it.
-func (c Config) impliedParams() float64 {
-	d, v, t, h, hid := float64(c.Width), float64(c.Vocab), float64(c.Context), float64(c.Heads), float64(c.hidden())
-	n := v*d + t*d + 2*d // token and position tables, final LayerNorm
-	if !c.Tie {
-		n += d * v
-	}
-	block := 3*d*d + 2*d*hid + hid + d // W^Q, W^V, W^O and the MLP
-	if kind, _ := c.attentionKind(); kind != ops.L2 {
-		block += d * d // W^K
-	}
-	if c.L2Temp {
-		block += h
-	}
-	if c.L2PosBias {
-		block += h * t
-	}
-	if c.MLPGain > 0 {
-		block++
-	}
-	switch {
-	case c.Norm == string(layers.BallPre):
-		block += 2 // the blocks' two ball norms' log radii
-	case !c.invertible() && c.Norm != string(layers.NoLN):
-		block += 4 * d // the blocks' two LayerNorms
-	}
-	return n + float64(c.Layers)*block
 }
 
 // copyInto copies a stored tensor into a parameter of the same shape and dtype, refusing

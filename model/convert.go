@@ -2,14 +2,15 @@ package model
 
 import (
 	"fmt"
+	"lipformer/spec"
 
 	"gorgonia.org/tensor"
 )
 
 // WithDtype returns a copy of the model whose parameters and buffers have the element type
-// dtype (float32 or float64), values converted: inversion diagnostics of a float32 model
+// dtype, values converted: inversion diagnostics of a float32 model
 // run in float64, so that what they measure is the model, not rounding.
-func (m *Model) WithDtype(dtype string) (*Model, error) {
+func (m *Model) WithDtype(dtype spec.Dtype) (*Model, error) {
 	cfg := m.Cfg
 	cfg.Dtype = dtype
 	c, err := New(cfg, 0)

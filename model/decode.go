@@ -1,6 +1,9 @@
 package model
 
-import "fmt"
+import (
+	"fmt"
+	"lipformer/spec"
+)
 
 // Decoder computes the model incrementally, one position after another, with a key/value
 // cache: Prefill runs a prompt at positions 0.., each Step one more token at the next
@@ -49,13 +52,10 @@ func (m *Model) NewBatchDecoder(b int) (*Decoder, error) {
 	}
 	var net decoderNet
 	var err error
-	switch m.Cfg.Dtype {
-	case "float32":
-		net, err = newDecoder[float32](m, b)
-	case "float64":
+	if m.Cfg.Dtype == spec.Float64 {
 		net, err = newDecoder[float64](m, b)
-	default:
-		err = fmt.Errorf("decoder: dtype %q, want float32 or float64", m.Cfg.Dtype)
+	} else {
+		net, err = newDecoder[float32](m, b)
 	}
 	if err != nil {
 		return nil, err

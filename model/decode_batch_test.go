@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"lipformer/kernel"
+	"lipformer/spec"
 )
 
 // A batch decoder's logits for each sequence, through a prefill, steps and a prefill
@@ -111,7 +112,7 @@ func batchDecoderFloat32(t *testing.T, arch string, seed uint64) [][]float64 {
 	t.Helper()
 	c := tiny(arch)
 	c.Layers, c.Width, c.Context, c.Vocab = 1, 32, 32, 11
-	m, err := perturbed(t, c, seed).WithDtype("float32")
+	m, err := perturbed(t, c, seed).WithDtype(spec.Float32)
 	if err != nil {
 		t.Fatal(err)
 	}

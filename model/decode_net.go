@@ -6,15 +6,15 @@ import (
 	"sync"
 
 	"lipformer/kernel"
-	"lipformer/layers"
 	"lipformer/ops"
+	"lipformer/spec"
 )
 
 // decoder is the Decoder in the element type T. The rows of a run are the B sequences'
 // new positions, sequence by sequence: row s n + i is position pos + i of sequence s.
 type decoder[T kernel.Float] struct {
 	cfg    Config
-	norm   layers.Norm
+	norm   spec.Norm
 	b      int // B, sequences in step
 	heads  int // H
 	width  int // D
@@ -63,11 +63,8 @@ func newDecoder[T kernel.Float](m *Model, b int) (*decoder[T], error) {
 		return nil, err
 	}
 	c := m.Cfg
-	norm, err := layers.ParseNorm(c.Norm)
-	if err != nil {
-		return nil, err
-	}
-	t, d, f := c.Context, c.Width, c.hidden()
+	norm := c.Norm
+	t, d, f := c.Context, c.Width, c.HiddenWidth()
 	bt := b * t
 	dec := &decoder[T]{cfg: c, norm: norm, b: b, heads: c.Heads, width: d, hd: d / c.Heads, hidden: f,
 		tok: paramData[T](m.Tok.W), pos: paramData[T](m.Pos.W), blocks: blocks, lnf: lnWeightsOf[T](m.LNf),
@@ -203,11 +200,11 @@ func (dc *decoder[T]) runLane(tokens [][]int, out [][]float64, l lane) {
 // subInput is the input of a sub-block from the lane's residual stream x (lane rows, D):
 // LN(x) before a pre-LN sub-block, B(x) before a ball-norm one, x itself otherwise.
 func (dc *decoder[T]) subInput(l lane, x []T, ln *lnWeights[T]) []T {
-	if ln == nil || (dc.norm != layers.PreLN && dc.norm != layers.BallPre) {
+	if ln == nil || (dc.norm != spec.PreLN && dc.norm != spec.BallPre) {
 		return x
 	}
 	in := of(dc.in, l, dc.width)
-	if dc.norm == layers.BallPre {
+	if dc.norm == spec.BallPre {
 		kernel.BallNormRows(in, x, dc.width, ln.ball)
 		return in
 	}
@@ -221,7 +218,7 @@ func (dc *decoder[T]) residual(l lane, x []T, ln *lnWeights[T]) {
 	for i, v := range of(dc.y, l, dc.width) {
 		x[i] += v
 	}
-	if dc.norm == layers.PostLN && ln != nil {
+	if dc.norm == spec.PostLN && ln != nil {
 		kernel.LayerNormRows(x, x, ln.gain, ln.bias, ln.eps)
 	}
 }

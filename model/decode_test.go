@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"lipformer/spec"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -13,11 +14,11 @@ import (
 // without LayerNorm.
 func decoderVariants() []variant {
 	vs := variants()
-	for _, norm := range []string{"post", "none"} {
+	for _, norm := range []spec.Norm{spec.PostLN, spec.NoLN} {
 		for _, arch := range []string{"dp", "l2", "l2-untied", "contractive-l2"} {
 			c := tiny(arch)
 			c.Norm = norm
-			vs = append(vs, variant{arch + "-" + norm, c})
+			vs = append(vs, variant{arch + "-" + norm.String(), c})
 		}
 	}
 	return vs
@@ -130,7 +131,7 @@ func TestDecoderFloat32(t *testing.T) {
 			cfg.Width, cfg.Heads, cfg.Context, pre = c.width, c.heads, c.context, 9
 			arch = fmt.Sprintf("%s (width %d, %d heads, context %d)", arch, c.width, c.heads, c.context)
 		}
-		m, err := perturbed(t, cfg, 7).WithDtype("float32")
+		m, err := perturbed(t, cfg, 7).WithDtype(spec.Float32)
 		if err != nil {
 			t.Fatal(err)
 		}

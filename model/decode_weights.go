@@ -68,21 +68,22 @@ type blockNodes struct {
 
 // blockWeightsOf evaluates the weights of every block of m, in m's dtype T.
 func blockWeightsOf[T kernel.Float](m *Model) ([]blockWeights[T], error) {
-	dt, _ := m.Cfg.dtype()
-	g, err := layers.NewGraph(dt, 1, 1, false)
+	g, err := layers.NewGraph(m.Cfg.Dtype.Tensor(), 1, 1, false)
 	if err != nil {
 		return nil, err
 	}
 	var nodes []blockNodes
 	for _, b := range m.Blocks {
-		bn, err := plainBlockNodes(g, b)
-		if err != nil {
-			return nil, err
+		var bn blockNodes
+		var err error
+		switch b := b.(type) {
+		case *layers.Block:
+			bn, err = plainBlockNodes(g, b)
+		case *layers.InvertibleBlock:
+			bn, err = invertibleBlockNodes(g, b)
+		default:
+			err = fmt.Errorf("decoder weights: block %T", b)
 		}
-		nodes = append(nodes, bn)
-	}
-	for _, b := range m.Inv {
-		bn, err := invertibleBlockNodes(g, b)
 		if err != nil {
 			return nil, err
 		}

@@ -85,12 +85,11 @@ func shapeOf(cfg Config) (flopShape, error) {
 		f = 4 * d
 	}
 	k, tiedL2 := 3.0, false
-	switch cfg.Arch {
-	case "l2", "contractive-l2", "invertible-l2":
+	if cfg.Arch.String() == "" {
+		return flopShape{}, fmt.Errorf("flops: architecture unset")
+	}
+	if cfg.Arch.TiedL2() {
 		k, tiedL2 = 2, true
-	case "dp", "l2-untied", "invertible-dp":
-	default:
-		return flopShape{}, fmt.Errorf("flops: unknown architecture %q", cfg.Arch)
 	}
 	row := 2*d*k*d + 2*d*d + 4*d*f
 	fill := row

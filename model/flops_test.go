@@ -1,6 +1,7 @@
 package model
 
 import (
+	"lipformer/spec"
 	"math"
 	"testing"
 )
@@ -39,7 +40,7 @@ func TestFLOPsHandCount(t *testing.T) {
 		{"dp", dpForward}, {"l2-untied", dpForward}, {"invertible-dp", dpForward},
 		{"l2", l2Forward}, {"contractive-l2", l2Forward}, {"invertible-l2", l2Forward},
 	} {
-		cfg.Arch = c.arch
+		cfg.Arch = mustArch(c.arch)
 		got, err := CountFLOPs(cfg, 2)
 		if err != nil {
 			t.Fatal(err)
@@ -49,7 +50,7 @@ func TestFLOPsHandCount(t *testing.T) {
 		}
 	}
 	// two layers double everything but the head; Hidden 0 means 4D = 16, twice the MLP
-	cfg.Arch, cfg.Layers, cfg.Hidden = "dp", 2, 0
+	cfg.Arch, cfg.Layers, cfg.Hidden = spec.DP, 2, 0
 	got, err := CountFLOPs(cfg, 2)
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +65,7 @@ func TestFLOPsHandCount(t *testing.T) {
 // computes rows 0-63 against columns 0-63 and rows 64-65 against columns 0-65: 64*64 +
 // 2*66 = 4228 entries of the 66*66 = 4356, per sequence and head.
 func TestFLOPsSkipMaskedBlocks(t *testing.T) {
-	cfg := Config{Arch: "dp", Layers: 1, Heads: 2, Width: 4, Hidden: 8, Context: 66, Vocab: 5}
+	cfg := Config{Arch: spec.DP, Layers: 1, Heads: 2, Width: 4, Hidden: 8, Context: 66, Vocab: 5}
 	// [q|k|v] 2*66*4*12 = 6336; Q K^T and P V, 2 heads x 2 products x 2*4228*2 = 67648 (the
 	// full map would be 69696); W^O 2*66*4*4 = 2112; MLP 2*66*4*8 twice = 8448; head
 	// 2*66*4*5 = 2640.
@@ -90,7 +91,7 @@ func TestFillFLOPsHandCount(t *testing.T) {
 	// maps are folded into W^O once, not counted).
 	l2 := dp - 3*64
 	for arch, want := range map[string]float64{"dp": dp, "l2-untied": dp, "l2": l2, "invertible-l2": l2} {
-		cfg.Arch = arch
+		cfg.Arch = mustArch(arch)
 		got, err := CountFillFLOPs(cfg, cfg.Context/2+1)
 		if err != nil {
 			t.Fatal(err)
@@ -100,7 +101,7 @@ func TestFillFLOPsHandCount(t *testing.T) {
 		}
 	}
 	// a fill from a 1-position prompt: prefill 256 + 4*1*1*4 + 40, steps at m = 2 and 3
-	cfg.Arch = "dp"
+	cfg.Arch = spec.DP
 	if got, err := CountFillFLOPs(cfg, 1); err != nil || got != 256+16+40+256+32+40+256+48+40 {
 		t.Errorf("fill from 1 position: %v FLOPs (%v), want 984", got, err)
 	}
@@ -116,7 +117,7 @@ func TestFLOPsPresets(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := CountFLOPs(p[0].Config("dp", "float32"), p[0].Batch)
+		got, err := CountFLOPs(p[0].Config(spec.DP, spec.Float32), p[0].Batch)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -127,11 +128,11 @@ func TestFLOPsPresets(t *testing.T) {
 }
 
 func TestFLOPsErrors(t *testing.T) {
-	good := Config{Arch: "dp", Layers: 1, Heads: 2, Width: 4, Context: 3, Vocab: 5}
+	good := Config{Arch: spec.DP, Layers: 1, Heads: 2, Width: 4, Context: 3, Vocab: 5}
 	for name, c := range map[string]func(*Config) int{
-		"unknown arch": func(c *Config) int { c.Arch = "rnn"; return 1 },
-		"heads":        func(c *Config) int { c.Heads = 3; return 1 },
-		"batch":        func(*Config) int { return 0 },
+		"unset arch": func(c *Config) int { c.Arch = 0; return 1 },
+		"heads":      func(c *Config) int { c.Heads = 3; return 1 },
+		"batch":      func(*Config) int { return 0 },
 	} {
 		cfg := good
 		batch := c(&cfg)

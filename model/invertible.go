@@ -6,20 +6,29 @@ import "lipformer/layers"
 // block order (none for other architectures).
 func (m *Model) SpectralNorms() []*layers.SpectralNorm {
 	var sn []*layers.SpectralNorm
-	for _, b := range m.Inv {
+	for _, b := range m.Invertible() {
 		sn = append(sn, b.SpectralNorms()...)
 	}
 	return sn
+}
+
+// Invertible returns the blocks of an invertible architecture, in order, or nil for the
+// others.
+func (m *Model) Invertible() []*layers.InvertibleBlock {
+	var inv []*layers.InvertibleBlock
+	for _, b := range m.Blocks {
+		if ib, ok := b.(*layers.InvertibleBlock); ok {
+			inv = append(inv, ib)
+		}
+	}
+	return inv
 }
 
 // Attentions returns every attention layer, in block order.
 func (m *Model) Attentions() []*layers.Attention {
 	var as []*layers.Attention
 	for _, b := range m.Blocks {
-		as = append(as, b.Attn)
-	}
-	for _, b := range m.Inv {
-		as = append(as, b.Attn)
+		as = append(as, b.Attention())
 	}
 	return as
 }

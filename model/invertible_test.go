@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"lipformer/safetensors"
+	"lipformer/spec"
 )
 
 // TestCheckpointKeepsPowerIterationVectors: the u and v of every spectral normalisation
@@ -74,8 +75,8 @@ func TestInvertibleConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Cfg.Norm != "none" || len(m.Blocks) != 0 || len(m.Inv) != 2 {
-		t.Errorf("invertible model: norm %q, %d plain and %d invertible blocks; want none, 0 and 2", m.Cfg.Norm, len(m.Blocks), len(m.Inv))
+	if m.Cfg.Norm != spec.NoLN || len(m.Blocks) != 2 || len(m.Invertible()) != 2 {
+		t.Errorf("invertible model: norm %v, %d blocks of which %d invertible; want none, 2 and 2", m.Cfg.Norm, len(m.Blocks), len(m.Invertible()))
 	}
 	for _, c := range []struct {
 		mod  func(*Config)
@@ -83,7 +84,7 @@ func TestInvertibleConfig(t *testing.T) {
 	}{
 		{func(c *Config) { c.LipC = 1 }, "lip_c"},
 		{func(c *Config) { c.LipC = 0 }, "lip_c"},
-		{func(c *Config) { c.Norm = "post" }, "norm post"},
+		{func(c *Config) { c.Norm = spec.PostLN }, "norm post"},
 	} {
 		cfg := tiny("invertible-dp")
 		c.mod(&cfg)
@@ -97,16 +98,16 @@ func TestInvertibleConfig(t *testing.T) {
 // buffers included, and computes the same loss up to float32 rounding.
 func TestWithDtype(t *testing.T) {
 	cfg := tiny("invertible-l2")
-	cfg.Dtype = "float32"
+	cfg.Dtype = spec.Float32
 	m, err := New(cfg, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m64, err := m.WithDtype("float64")
+	m64, err := m.WithDtype(spec.Float64)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m64.Cfg.Dtype != "float64" {
+	if m64.Cfg.Dtype != spec.Float64 {
 		t.Fatalf("dtype %s after conversion", m64.Cfg.Dtype)
 	}
 	a, b := m.stored(), m64.stored()

@@ -15,10 +15,9 @@ type Model struct {
 	Cfg    Config
 	Tok    *layers.Embedding // (V, D)
 	Pos    *layers.Embedding // (T, D)
-	Blocks []*layers.Block
-	Inv    []*layers.InvertibleBlock // the blocks of invertible architectures, instead of Blocks
-	LNf    *layers.LayerNorm         // final LayerNorm
-	Head   *layers.Linear            // (D, V), no bias; nil when Cfg.Tie (the head is Tok.W^T)
+	Blocks []layers.Residual // *layers.Block, or *layers.InvertibleBlock for invertible architectures
+	LNf    *layers.LayerNorm // final LayerNorm
+	Head   *layers.Linear    // (D, V), no bias; nil when Cfg.Tie (the head is Tok.W^T)
 }
 
 // New builds a model with weights initialised from seed as in GPT-2: N(0, std^2), the
@@ -31,10 +30,7 @@ func New(cfg Config, seed uint64) (*Model, error) {
 		return nil, err
 	}
 	cfg = cfg.Built()
-	dt, _ := cfg.dtype()
-	kind, _ := cfg.attentionKind()
-	norm, _ := layers.ParseNorm(cfg.Norm)
-	form, _ := cfg.boundForm()
+	dt := cfg.Dtype.Tensor()
 	rng := rand.New(rand.NewPCG(seed, 0x6c6970666f726d))
 	m := &Model{
 		Cfg: cfg,
@@ -42,21 +38,15 @@ func New(cfg Config, seed uint64) (*Model, error) {
 		Pos: layers.NewEmbedding("pos", cfg.Context, cfg.Width, cfg.EffectiveEmbedStd(), dt, rng),
 		LNf: layers.NewLayerNorm("lnf", cfg.Width, dt),
 	}
-	bc := layers.BlockConfig{Width: cfg.Width, Heads: cfg.Heads, Hidden: cfg.hidden(), Kind: kind, Norm: norm,
-		Causal: true, Dropout: cfg.Dropout, Std: cfg.Std, Layers: cfg.Layers, LipC: cfg.contraction(), Context: cfg.Context,
-		BalanceL2: cfg.BalanceL2, Bound: form, L2Temp: cfg.L2Temp, PosBias: cfg.L2PosBias, MLPGain: cfg.MLPGain,
-		BallRadius: cfg.EffectiveBallRadius()}
 	for i := 0; i < cfg.Layers; i++ {
 		name := fmt.Sprintf("h%d", i)
-		if cfg.invertible() {
-			b, err := layers.NewInvertibleBlock(name, bc, dt, rng)
-			if err != nil {
-				return nil, err
-			}
-			m.Inv = append(m.Inv, b)
-			continue
+		var b layers.Residual
+		var err error
+		if cfg.Arch.Invertible() {
+			b, err = layers.NewInvertibleBlock(name, cfg, rng)
+		} else {
+			b, err = layers.NewBlock(name, cfg, rng)
 		}
-		b, err := layers.NewBlock(name, bc, dt, rng)
 		if err != nil {
 			return nil, err
 		}
@@ -70,36 +60,17 @@ func New(cfg Config, seed uint64) (*Model, error) {
 	return m, nil
 }
 
-// Built returns c as New builds it: an invertible architecture's Norm other than ball
-// becomes none, since its blocks hold no LayerNorm.
-func (c Config) Built() Config {
-	if c.invertible() && c.Norm != string(layers.BallPre) {
-		c.Norm = string(layers.NoLN)
-	}
-	return c
-}
-
-// contraction is the coefficient c of contractive attention or invertible blocks, or 0 for
-// plain attention.
-func (c Config) contraction() float64 {
-	if c.Arch == "contractive-l2" || c.invertible() {
-		return c.LipC
-	}
-	return 0
-}
-
-// Params returns every parameter in a fixed order (the order of checkpoints).
+// Params returns every parameter in the order a forward pass first uses them: the one
+// list that gradients, checkpoints, weight decay and counts read (NewProgram checks that
+// its graph uses exactly these, in this order).
 func (m *Model) Params() []*layers.Param {
-	ps := []*layers.Param{m.Tok.W, m.Pos.W}
+	ps := append(m.Tok.Params(), m.Pos.Params()...)
 	for _, b := range m.Blocks {
 		ps = append(ps, b.Params()...)
 	}
-	for _, b := range m.Inv {
-		ps = append(ps, b.Params()...)
-	}
-	ps = append(ps, m.LNf.Gain, m.LNf.Bias)
+	ps = append(ps, m.LNf.Params()...)
 	if m.Head != nil {
-		ps = append(ps, m.Head.W)
+		ps = append(ps, m.Head.Params()...)
 	}
 	return ps
 }
@@ -128,11 +99,6 @@ func (m *Model) logits(g *layers.Graph, ids *G.Node) (*G.Node, error) {
 		return nil, err
 	}
 	for _, b := range m.Blocks {
-		if x, err = b.Forward(g, x); err != nil {
-			return nil, err
-		}
-	}
-	for _, b := range m.Inv {
 		if x, err = b.Forward(g, x); err != nil {
 			return nil, err
 		}

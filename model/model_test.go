@@ -2,6 +2,8 @@ package model
 
 import (
 	"fmt"
+	"lipformer/ops"
+	"lipformer/spec"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -11,7 +13,46 @@ import (
 
 // tiny is a float64 model small enough for finite differences.
 func tiny(arch string) Config {
-	return Config{Arch: arch, Layers: 2, Heads: 2, Width: 8, Context: 5, Vocab: 7, Norm: "pre", LipC: 0.9, Dtype: "float64", Std: 0.3}
+	return Config{Arch: mustArch(arch), Layers: 2, Heads: 2, Width: 8, Context: 5, Vocab: 7, Norm: spec.PreLN, LipC: 0.9, Dtype: spec.Float64, Std: 0.3}
+}
+
+// mustArch is the architecture of that name; an unknown name is a mistake of the test.
+func mustArch(name string) spec.Arch {
+	a, err := spec.ParseArch(name)
+	if err != nil {
+		panic(err)
+	}
+	return a
+}
+
+// mustBound is the bound form of that name, kim for "".
+func mustBound(name string) ops.BoundForm {
+	var f ops.BoundForm
+	if name == "" {
+		return f
+	}
+	if err := f.UnmarshalText([]byte(name)); err != nil {
+		panic(err)
+	}
+	return f
+}
+
+// mustNorm is the norm placement of that name.
+func mustNorm(name string) spec.Norm {
+	n, err := spec.ParseNorm(name)
+	if err != nil {
+		panic(err)
+	}
+	return n
+}
+
+// archNames are the names of every architecture.
+func archNames() []string {
+	var names []string
+	for _, a := range spec.Archs {
+		names = append(names, a.String())
+	}
+	return names
 }
 
 // variant is a named test configuration.
@@ -26,7 +67,7 @@ type variant struct {
 // (the certified recipe where it applies).
 func variants() []variant {
 	var vs []variant
-	for _, arch := range Architectures {
+	for _, arch := range archNames() {
 		vs = append(vs, variant{arch, tiny(arch)})
 	}
 	for _, arch := range []string{"dp", "l2"} {
@@ -45,12 +86,12 @@ func variants() []variant {
 		bias        bool
 	}{{"contractive-l2", "product", false}, {"contractive-l2", "token2", true}, {"invertible-l2", "token2", true}, {"l2", "", true}} {
 		c := tiny(v.arch)
-		c.L2Bound, c.L2Temp, c.L2PosBias = v.bound, true, v.bias
+		c.L2Bound, c.L2Temp, c.L2PosBias = mustBound(v.bound), true, v.bias
 		vs = append(vs, variant{fmt.Sprintf("%s-%s-temp-bias=%t", v.arch, v.bound, v.bias), c})
 	}
 	for _, arch := range []string{"dp", "contractive-l2", "invertible-l2"} {
 		c := tiny(arch).WithCertifiedRecipe()
-		c.Norm, c.BallRadius = "ball", 0.3 // radius 0.85, below an embedded token's typical 0.3 sqrt(2D) = 1.2
+		c.Norm, c.BallRadius = spec.BallPre, 0.3 // radius 0.85, below an embedded token's typical 0.3 sqrt(2D) = 1.2
 		vs = append(vs, variant{arch + "-ball", c})
 	}
 	return vs
@@ -210,18 +251,18 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		mod  func(*Config)
 		want string
 	}{
-		{func(c *Config) { c.Arch = "rnn" }, "arch"},
+		{func(c *Config) { c.Arch = 0 }, "arch"},
 		{func(c *Config) { c.Heads = 3 }, "heads"},
 		{func(c *Config) { c.Vocab = 300 }, "vocab"},
-		{func(c *Config) { c.Norm = "mid" }, "norm"},
+		{func(c *Config) { c.Norm = 0 }, "norm"},
 		{func(c *Config) { c.Dropout = 1 }, "dropout"},
-		{func(c *Config) { c.Dtype = "float16" }, "dtype"},
+		{func(c *Config) { c.Dtype = 7 }, "dtype"},
 		{func(c *Config) { c.MLPGain = 2 }, "mlp_gain"},
-		{func(c *Config) { c.Arch, c.MLPGain = "invertible-l2", -1 }, "mlp_gain"},
-		{func(c *Config) { c.Arch, c.MLPGain = "invertible-l2", math.Inf(1) }, "mlp_gain"},
+		{func(c *Config) { c.Arch, c.MLPGain = spec.InvertibleL2, -1 }, "mlp_gain"},
+		{func(c *Config) { c.Arch, c.MLPGain = spec.InvertibleL2, math.Inf(1) }, "mlp_gain"},
 		{func(c *Config) { c.BallRadius = 0.5 }, "ball_radius"},
-		{func(c *Config) { c.Norm, c.BallRadius = "ball", -1 }, "ball_radius"},
-		{func(c *Config) { c.Arch, c.Norm, c.L2Bound = "invertible-l2", "ball", "kim" }, "token2"},
+		{func(c *Config) { c.Norm, c.BallRadius = spec.BallPre, -1 }, "ball_radius"},
+		{func(c *Config) { c.Arch, c.Norm, c.L2Bound = spec.InvertibleL2, spec.BallPre, ops.BoundKim }, "token2"},
 		{func(c *Config) { c.EmbedStd = math.NaN() }, "embed_std"},
 	} {
 		cfg := tiny("l2")
@@ -272,7 +313,7 @@ func TestWholeTensorGradientsAtWideWidths(t *testing.T) {
 		width int
 	}{{"dp", 128}, {"l2-untied", 128}, {"l2", 256}} {
 		t.Run(fmt.Sprintf("%s-%d", c.arch, c.width), func(t *testing.T) {
-			cfg := Config{Arch: c.arch, Layers: 2, Heads: 4, Width: c.width, Context: 8, Vocab: 20, Norm: "pre", LipC: 0.9, Dtype: "float64", Std: 0.1}
+			cfg := Config{Arch: mustArch(c.arch), Layers: 2, Heads: 4, Width: c.width, Context: 8, Vocab: 20, Norm: spec.PreLN, LipC: 0.9, Dtype: spec.Float64, Std: 0.1}
 			m, err := New(cfg, 5)
 			if err != nil {
 				t.Fatal(err)
@@ -340,28 +381,29 @@ func directionalDiff(t *testing.T, p *Program, w, dir []float64, h float64) floa
 	return d
 }
 
-// The certified recipe fills an unset bound of the certified architectures only, and a named
-// bound keeps the temperature and bias as given.
+// The certified recipe sets the token2 bound, temperatures and position biases of the
+// certified architectures only, and an MLP gain of invertible-l2 only where none is set.
 func TestWithCertifiedRecipe(t *testing.T) {
 	for _, c := range []struct {
-		arch, bound string
-		want        Config
+		arch string
+		gain float64
+		want Config
 	}{
-		{"contractive-l2", "", Config{L2Bound: "token2", L2Temp: true, L2PosBias: true}},
-		{"invertible-l2", "", Config{L2Bound: "token2", L2Temp: true, L2PosBias: true, MLPGain: RecipeMLPGain}},
-		{"contractive-l2", "kim", Config{L2Bound: "kim"}},
-		{"invertible-l2", "token2", Config{L2Bound: "token2"}},
-		{"l2", "", Config{}},
-		{"dp", "", Config{}},
+		{"contractive-l2", 0, Config{L2Bound: ops.BoundTok2, L2Temp: true, L2PosBias: true}},
+		{"invertible-l2", 0, Config{L2Bound: ops.BoundTok2, L2Temp: true, L2PosBias: true, MLPGain: spec.RecipeMLPGain}},
+		{"invertible-l2", 3, Config{L2Bound: ops.BoundTok2, L2Temp: true, L2PosBias: true, MLPGain: 3}},
+		{"l2", 0, Config{}},
+		{"dp", 0, Config{}},
+		{"invertible-dp", 0, Config{}},
 	} {
 		cfg := tiny(c.arch)
-		cfg.L2Bound = c.bound
+		cfg.MLPGain = c.gain
 		got := cfg.WithCertifiedRecipe()
 		if got.L2Bound != c.want.L2Bound || got.L2Temp != c.want.L2Temp || got.L2PosBias != c.want.L2PosBias || got.MLPGain != c.want.MLPGain {
-			t.Errorf("%s bound %q: %+v", c.arch, c.bound, got)
+			t.Errorf("%s gain %g: %+v", c.arch, c.gain, got)
 		}
 		if err := got.Validate(); err != nil {
-			t.Errorf("%s bound %q: %v", c.arch, c.bound, err)
+			t.Errorf("%s gain %g: %v", c.arch, c.gain, err)
 		}
 	}
 }
@@ -376,7 +418,7 @@ func TestUsesNamesWhatEachArchitectureReads(t *testing.T) {
 		"invertible-dp":  {"balance_l2", "l2_bound", "l2_temp", "l2_pos_bias"},
 	}
 	keys := []string{"balance_l2", "l2_bound", "l2_temp", "l2_pos_bias", "lip_c", "mlp_gain", "layers", "ctx", "lr"}
-	for _, arch := range Architectures {
+	for _, arch := range archNames() {
 		cfg := tiny(arch)
 		var got []string
 		for _, k := range keys {
@@ -388,14 +430,14 @@ func TestUsesNamesWhatEachArchitectureReads(t *testing.T) {
 			t.Errorf("%s: Uses rejects %v, want %v", arch, got, want[arch])
 		}
 		ball := cfg
-		ball.Norm = "ball"
+		ball.Norm = spec.BallPre
 		if cfg.Uses("ball_radius") || !ball.Uses("ball_radius") {
 			t.Errorf("%s: Uses of ball_radius is %v with norm %s and %v with norm ball, want false and true", arch, cfg.Uses("ball_radius"), cfg.Norm, ball.Uses("ball_radius"))
 		}
 		// Validate refuses the flags an architecture does not read.
 		for k, set := range map[string]func(*Config){
 			"l2_temp":     func(c *Config) { c.L2Temp = true },
-			"l2_pos_bias": func(c *Config) { c.L2PosBias, c.L2Bound = true, "token2" },
+			"l2_pos_bias": func(c *Config) { c.L2PosBias, c.L2Bound = true, ops.BoundTok2 },
 			"mlp_gain":    func(c *Config) { c.MLPGain = 8 },
 		} {
 			c := tiny(arch)

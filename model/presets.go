@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"lipformer/spec"
 	"math/rand/v2"
 	"strings"
 )
@@ -66,7 +67,7 @@ func FindPresets(list string) ([]Preset, error) {
 // Config is the model configuration of the preset for an architecture and dtype; the
 // fields a preset does not set (norm placement, Lipschitz coefficient, initial scale,
 // weight tying) are Default's, and dropout is off.
-func (p Preset) Config(arch, dtype string) Config {
+func (p Preset) Config(arch spec.Arch, dtype spec.Dtype) Config {
 	c := Default()
 	c.Arch, c.Layers, c.Heads, c.Width, c.Hidden, c.Context, c.Vocab, c.Dtype = arch, p.Layers, p.Heads, p.Width, p.Hidden, p.Context, p.Vocab, dtype
 	c.Dropout = 0

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"lipformer/spec"
 	"slices"
 	"strings"
 	"testing"
@@ -14,8 +15,8 @@ func TestFindPresets(t *testing.T) {
 	if _, err := FindPresets("P1,P9"); err == nil || !strings.Contains(err.Error(), `unknown configuration "P9", want some of P1, P2, P3, tiny`) {
 		t.Errorf("unknown preset: %v", err)
 	}
-	c := ps[0].Config("l2", "float64")
-	if c.Arch != "l2" || c.Dtype != "float64" || c.Layers != 4 || c.Context != 64 || c.Vocab != 65 || c.Dropout != 0 || c.Norm != Default().Norm {
+	c := ps[0].Config(spec.L2, spec.Float64)
+	if c.Arch != spec.L2 || c.Dtype != spec.Float64 || c.Layers != 4 || c.Context != 64 || c.Vocab != 65 || c.Dropout != 0 || c.Norm != Default().Norm {
 		t.Errorf("P2's l2 float64 config: %+v", c)
 	}
 }

@@ -2,6 +2,8 @@ package model
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -40,8 +42,7 @@ const (
 
 // NewProgram compiles the model for batches of the given size.
 func (m *Model) NewProgram(mode Mode, batch int) (*Program, error) {
-	dt, _ := m.Cfg.dtype()
-	g, err := layers.NewGraph(dt, batch, m.Cfg.Context, mode == Train)
+	g, err := layers.NewGraph(m.Cfg.Dtype.Tensor(), batch, m.Cfg.Context, mode == Train)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +64,11 @@ func (m *Model) NewProgram(mode Mode, batch int) (*Program, error) {
 		// p holds the tape machine, which has a finalizer, and a cycle through an object
 		// with a finalizer is never collected (every closed training program leaked).
 		G.Read(p.loss, p.lossVal)
-		p.params = g.Params()
+		p.params = m.Params()
+		if used := g.Params(); !slices.Equal(used, p.params) {
+			return nil, fmt.Errorf("model: the training graph uses %d parameters (%s), the model lists %d (%s)",
+				len(used), paramNames(used), len(p.params), paramNames(p.params))
+		}
 		nodes := make(G.Nodes, len(p.params))
 		for i, q := range p.params {
 			nodes[i] = g.Node(q)
@@ -152,3 +157,12 @@ func (p *Program) Resample(seed uint64, step int) { p.Graph.Resample(seed, step)
 
 // Close releases the program's machine.
 func (p *Program) Close() error { return p.vm.Close() }
+
+// paramNames joins the parameters' names with commas.
+func paramNames(ps []*layers.Param) string {
+	names := make([]string, len(ps))
+	for i, p := range ps {
+		names[i] = p.Name
+	}
+	return strings.Join(names, ", ")
+}

@@ -13,9 +13,9 @@ import (
 	"testing"
 
 	"lipformer/bench"
-	"lipformer/layers"
 	"lipformer/model"
 	"lipformer/safetensors"
+	"lipformer/spec"
 )
 
 // torchScript is the PyTorch reference of the model, from this package's directory.
@@ -59,13 +59,13 @@ func tinyPreset(t *testing.T) model.Preset {
 func TestTorchLossEquality(t *testing.T) {
 	r := torchRunner(t)
 	p := tinyPreset(t)
-	for _, dtype := range []string{"float32", "float64"} {
+	for _, dtype := range []spec.Dtype{spec.Float32, spec.Float64} {
 		tol := 1e-4
-		if dtype == "float64" {
+		if dtype == spec.Float64 {
 			tol = 1e-10
 		}
-		for _, arch := range []string{"dp", "l2", "invertible-l2"} {
-			t.Run(dtype+"/"+arch, func(t *testing.T) {
+		for _, arch := range []spec.Arch{spec.DP, spec.L2, spec.InvertibleL2} {
+			t.Run(dtype.String()+"/"+arch.String(), func(t *testing.T) {
 				j := bench.NewJob(p, arch, bench.Settings{Seed: 7, Dtype: dtype, Steps: 1})
 				lc, ms, err := j.TorchRun(context.Background(), r, t.TempDir(), nil, tol)
 				if err != nil {
@@ -93,22 +93,15 @@ func TestTorchLossEquality(t *testing.T) {
 func TestTorchLossEqualityActiveBound(t *testing.T) {
 	r := torchRunner(t)
 	p := tinyPreset(t)
-	for _, arch := range []string{"contractive-l2", "invertible-l2"} {
-		t.Run(arch, func(t *testing.T) {
-			j := bench.NewJob(p, arch, bench.Settings{Seed: 3, Dtype: "float64", Steps: 1})
+	for _, arch := range []spec.Arch{spec.ContractiveL2, spec.InvertibleL2} {
+		t.Run(arch.String(), func(t *testing.T) {
+			j := bench.NewJob(p, arch, bench.Settings{Seed: 3, Dtype: spec.Float64, Steps: 1})
 			j.Cfg.Std = 0.5
 			m, err := model.New(j.Cfg, j.Set.Seed)
 			if err != nil {
 				t.Fatal(err)
 			}
-			var attns []*layers.Attention
-			for _, b := range m.Blocks {
-				attns = append(attns, b.Attn)
-			}
-			for _, b := range m.Inv {
-				attns = append(attns, b.Attn)
-			}
-			for _, a := range attns {
+			for _, a := range m.Attentions() {
 				if s, err := a.Scale(); err != nil || !(s < 1) {
 					t.Fatalf("contractive scale %v (%v), want below 1: the scale is not active", s, err)
 				}
@@ -137,7 +130,7 @@ func TestTorchPresetsMatch(t *testing.T) {
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		var rec struct {
 			Name   string         `json:"name"`
-			Arch   string         `json:"arch"`
+			Arch   spec.Arch      `json:"arch"`
 			Batch  int            `json:"batch"`
 			Config map[string]any `json:"config"`
 		}
@@ -148,7 +141,7 @@ func TestTorchPresetsMatch(t *testing.T) {
 		if err != nil {
 			t.Fatalf("torch_ref.py has a preset Go lacks: %v", err)
 		}
-		raw, err := json.Marshal(p[0].Config(rec.Arch, "float32"))
+		raw, err := json.Marshal(p[0].Config(rec.Arch, spec.Float32))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,12 +176,12 @@ func TestTorchGradients(t *testing.T) {
 	}
 	var cases []gradCase
 	dir := t.TempDir()
-	for _, dtype := range []string{"float32", "float64"} {
+	for _, dtype := range []spec.Dtype{spec.Float32, spec.Float64} {
 		tol := 1e-4
-		if dtype == "float64" {
+		if dtype == spec.Float64 {
 			tol = 1e-10
 		}
-		for _, arch := range model.Architectures {
+		for _, arch := range spec.Archs {
 			for _, std := range []float64{0, 0.5} {
 				c := gradCase{name: fmt.Sprintf("%s/%s/std=%g", dtype, arch, std), job: bench.NewJob(p, arch, bench.Settings{Seed: 11, Dtype: dtype}), tol: tol}
 				if std > 0 {

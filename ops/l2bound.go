@@ -50,6 +50,28 @@ const (
 	BoundTok2
 )
 
+// BoundForms lists every bound form.
+var BoundForms = []BoundForm{BoundKim, BoundProduct, BoundTok2}
+
+// MarshalText writes the name.
+func (f BoundForm) MarshalText() ([]byte, error) {
+	if f < BoundKim || f > BoundTok2 {
+		return nil, fmt.Errorf("bound form %d is not kim, product or token2", int(f))
+	}
+	return []byte(f.String()), nil
+}
+
+// UnmarshalText parses "kim", "product" or "token2".
+func (f *BoundForm) UnmarshalText(b []byte) error {
+	for _, x := range BoundForms {
+		if x.String() == string(b) {
+			*f = x
+			return nil
+		}
+	}
+	return fmt.Errorf("l2 bound %q, want kim, product or token2", b)
+}
+
 // String is "kim", "product" or "token2".
 func (f BoundForm) String() string {
 	switch f {

@@ -10,15 +10,19 @@ import (
 	"path/filepath"
 
 	"lipformer/model"
+	"lipformer/spec"
 	"lipformer/train"
 )
 
 // Grid is the values a sweep crosses.
 type Grid struct {
-	Archs  []string
+	Archs  []spec.Arch
 	Depths []int
-	Norms  []string
+	Norms  []spec.Norm
 	Seeds  []uint64
+	// Recipe gives each run the certified recipe of its architecture
+	// (spec.Model.WithCertifiedRecipe): what a sweep that names no bound does.
+	Recipe bool
 }
 
 // Spec is one run of the sweep: the shared settings with its architecture, depth, norm
@@ -37,8 +41,7 @@ func (s Spec) Name() string {
 func (s Spec) Dir(out string) string { return filepath.Join(out, s.Name()) }
 
 // Specs returns the runs of the grid in the order they run and are tabulated: by
-// architecture, then depth, norm placement and seed, each with the certified recipe of
-// its architecture (model.Config.WithCertifiedRecipe).
+// architecture, then depth, norm placement and seed.
 func (g Grid) Specs(cfg model.Config, opt train.Options) []Spec {
 	var out []Spec
 	for _, arch := range g.Archs {
@@ -47,7 +50,9 @@ func (g Grid) Specs(cfg model.Config, opt train.Options) []Spec {
 				for _, seed := range g.Seeds {
 					s := Spec{Cfg: cfg, Opt: opt}
 					s.Cfg.Arch, s.Cfg.Layers, s.Cfg.Norm, s.Opt.Seed = arch, depth, norm, seed
-					s.Cfg = s.Cfg.WithCertifiedRecipe()
+					if g.Recipe {
+						s.Cfg = s.Cfg.WithCertifiedRecipe()
+					}
 					out = append(out, s)
 				}
 			}

@@ -129,9 +129,9 @@ func columns() []column {
 	}
 	return []column{
 		{"run", "run", func(r Row) string { return r.Name() }},
-		{"arch", "arch", func(r Row) string { return r.Cfg.Arch }},
+		{"arch", "arch", func(r Row) string { return r.Cfg.Arch.String() }},
 		{"depth", "depth", func(r Row) string { return strconv.Itoa(r.Cfg.Layers) }},
-		{"norm", "norm", func(r Row) string { return r.Cfg.Norm }},
+		{"norm", "norm", func(r Row) string { return r.Cfg.Norm.String() }},
 		{"seed", "seed", func(r Row) string { return strconv.FormatUint(r.Opt.Seed, 10) }},
 		{"status", "status", func(r Row) string { return r.Status }},
 		{"steps", "steps", func(r Row) string { return count(r.Steps) }},

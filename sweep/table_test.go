@@ -7,13 +7,14 @@ import (
 	"testing"
 
 	"lipformer/model"
+	"lipformer/spec"
 	"lipformer/train"
 )
 
 func TestTableCells(t *testing.T) {
 	nan := math.NaN()
 	s := Spec{Cfg: model.Default(), Opt: train.DefaultOptions()}
-	s.Cfg.Arch, s.Cfg.Layers, s.Opt.Seed = "dp", 12, 3
+	s.Cfg.Arch, s.Cfg.Layers, s.Opt.Seed = spec.DP, 12, 3
 	pending := Row{Spec: s, Status: StatusPending, Steps: -1, FinalVal: nan, BestVal: nan, Test: nan, FirstNonFinite: -1,
 		Spikes: -1, MaxGradNorm: nan, Seconds: nan}
 	diverged := Row{Spec: s, Status: StatusNonFinite, Steps: 40, FinalVal: nan, BestVal: 3.21049, Test: nan, Diverged: true,

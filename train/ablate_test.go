@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"lipformer/model"
+	"lipformer/spec"
 )
 
 // TestAblateAttention: L+2 rows in order; the intact row is exactly Evaluate's loss with a
@@ -17,8 +18,8 @@ func TestAblateAttention(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, arch := range []string{"l2", "invertible-dp"} {
-		m := smallModel(t, c, arch, "float64", 3)
+	for _, arch := range []spec.Arch{spec.L2, spec.InvertibleDP} {
+		m := smallModel(t, c, arch, spec.Float64, 3)
 		rows, n, err := AblateAttention(context.Background(), m, tokens, 3)
 		if err != nil {
 			t.Fatal(err)
@@ -88,7 +89,7 @@ func TestAblateAttentionStopsWhenCancelled(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	m := smallModel(t, c, "dp", "float32", 1)
+	m := smallModel(t, c, spec.DP, spec.Float32, 1)
 	if _, _, err := AblateAttention(ctx, m, tokens, 4); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: error %v", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"lipformer/model"
+	"lipformer/spec"
 )
 
 // TestEvaluateStridedIsExact: at every stride, the mean loss is that of the decoder (a
@@ -14,7 +15,7 @@ import (
 // the earlier windows' scored targets end. Stride 1 gives every target after the first T
 // all T bytes before it.
 func TestEvaluateStridedIsExact(t *testing.T) {
-	cfg := model.Config{Arch: "l2", Layers: 2, Heads: 2, Width: 8, Context: 5, Vocab: 7, Norm: "pre", LipC: 0.9, Dtype: "float64", Std: 0.3}
+	cfg := model.Config{Arch: spec.L2, Layers: 2, Heads: 2, Width: 8, Context: 5, Vocab: 7, Norm: spec.PreLN, LipC: 0.9, Dtype: spec.Float64, Std: 0.3}
 	m, err := model.New(cfg, 3)
 	if err != nil {
 		t.Fatal(err)

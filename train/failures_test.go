@@ -17,6 +17,7 @@ import (
 
 	"lipformer/data"
 	"lipformer/model"
+	"lipformer/spec"
 )
 
 // divergingOptions make a small run diverge within a few steps: a learning rate of 1e3
@@ -89,7 +90,7 @@ func dirFiles(t *testing.T, dir string) map[string][]byte {
 func TestDivergenceBeforeTheFirstCheckpointSaysThereIsNone(t *testing.T) {
 	c := smallCorpus(t)
 	out := t.TempDir()
-	r := &Run{Model: smallModel(t, c, "l2", "float32", 1), Corpus: c, Opt: divergingOptions(10), Out: out, Log: quiet()}
+	r := &Run{Model: smallModel(t, c, spec.L2, spec.Float32, 1), Corpus: c, Opt: divergingOptions(10), Out: out, Log: quiet()}
 	sum, err := r.Train(context.Background())
 	if !errors.Is(err, ErrNonFinite) || sum == nil {
 		t.Fatalf("a learning rate of 1e3 gave %v, want ErrNonFinite and a summary", err)
@@ -117,7 +118,7 @@ func TestDivergenceBeforeTheFirstCheckpointSaysThereIsNone(t *testing.T) {
 func TestNonFiniteValidationSavesNoCheckpoint(t *testing.T) {
 	c := smallCorpus(t)
 	out := t.TempDir()
-	r := &Run{Model: smallModel(t, c, "l2", "float32", 1), Corpus: c, Opt: divergingOptions(2), Out: out, Log: quiet()}
+	r := &Run{Model: smallModel(t, c, spec.L2, spec.Float32, 1), Corpus: c, Opt: divergingOptions(2), Out: out, Log: quiet()}
 	sum, err := r.Train(context.Background())
 	if !errors.Is(err, ErrNonFinite) || sum == nil {
 		t.Fatalf("a learning rate of 1e3 gave %v, want ErrNonFinite and a summary", err)
@@ -196,7 +197,7 @@ func TestInterruptedRunLeavesScoresUnmeasured(t *testing.T) {
 	out := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	r := &Run{Model: smallModel(t, c, "dp", "float32", 1), Corpus: c, Opt: smallOptions(20), Out: out, Log: quiet()}
+	r := &Run{Model: smallModel(t, c, spec.DP, spec.Float32, 1), Corpus: c, Opt: smallOptions(20), Out: out, Log: quiet()}
 	if sum, err := r.Train(ctx); err != nil || !sum.Interrupted {
 		t.Fatalf("interrupted run: %+v, %v", sum, err)
 	}
@@ -222,7 +223,7 @@ func finishedRun(t *testing.T, c *data.Corpus, steps int) string {
 	out := t.TempDir()
 	o := smallOptions(steps)
 	o.Warmup = 0
-	if _, err := (&Run{Model: smallModel(t, c, "dp", "float32", 1), Corpus: c, Opt: o, Out: out, Log: quiet()}).Train(context.Background()); err != nil {
+	if _, err := (&Run{Model: smallModel(t, c, spec.DP, spec.Float32, 1), Corpus: c, Opt: o, Out: out, Log: quiet()}).Train(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -367,7 +368,7 @@ func TestStartRemovesStaleTemporaries(t *testing.T) {
 	var logs bytes.Buffer
 	o := smallOptions(4)
 	o.Warmup = 0
-	r := &Run{Model: smallModel(t, c, "dp", "float32", 1), Corpus: c, Opt: o, Out: out, Log: slog.New(slog.NewTextHandler(&logs, nil))}
+	r := &Run{Model: smallModel(t, c, spec.DP, spec.Float32, 1), Corpus: c, Opt: o, Out: out, Log: slog.New(slog.NewTextHandler(&logs, nil))}
 	if _, err := r.Train(context.Background()); err != nil {
 		t.Fatal(err)
 	}

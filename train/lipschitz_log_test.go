@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"lipformer/model"
+	"lipformer/ops"
+	"lipformer/spec"
 )
 
 // With LogLipschitz 4, a 12-step run of contractive-l2 under the token2 bound logs its
@@ -16,8 +18,8 @@ import (
 // learning rate 3e-3 exceed c by under 2%). After more iterations it is at most c.
 func TestLogLipschitz(t *testing.T) {
 	c := smallCorpus(t)
-	cfg := model.Config{Arch: "contractive-l2", Layers: 2, Heads: 2, Width: 16, Context: 16, Vocab: c.Vocab.Size(), Norm: "pre",
-		LipC: 0.9, Dtype: "float64", Std: 0.3, L2Bound: "token2", L2Temp: true, L2PosBias: true}
+	cfg := model.Config{Arch: spec.ContractiveL2, Layers: 2, Heads: 2, Width: 16, Context: 16, Vocab: c.Vocab.Size(), Norm: spec.PreLN,
+		LipC: 0.9, Dtype: spec.Float64, Std: 0.3, L2Bound: ops.BoundTok2, L2Temp: true, L2PosBias: true}
 	m, err := model.New(cfg, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -64,8 +66,8 @@ func TestLogLipschitz(t *testing.T) {
 // A resumed run keeps the bound rows up to its checkpoint, in the order a run writes them.
 func TestLogLipschitzSurvivesResume(t *testing.T) {
 	c := smallCorpus(t)
-	cfg := model.Config{Arch: "contractive-l2", Layers: 1, Heads: 2, Width: 16, Context: 16, Vocab: c.Vocab.Size(), Norm: "pre",
-		LipC: 0.9, Dtype: "float32", Std: 0.02, L2Bound: "token2", L2Temp: true, L2PosBias: true}
+	cfg := model.Config{Arch: spec.ContractiveL2, Layers: 1, Heads: 2, Width: 16, Context: 16, Vocab: c.Vocab.Size(), Norm: spec.PreLN,
+		LipC: 0.9, Dtype: spec.Float32, Std: 0.02, L2Bound: ops.BoundTok2, L2Temp: true, L2PosBias: true}
 	m, err := model.New(cfg, 1)
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ package train
 import (
 	"context"
 	"errors"
+	"lipformer/spec"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -32,7 +33,7 @@ func TestRunDirectoryLock(t *testing.T) {
 	c := smallCorpus(t)
 	o := smallOptions(2)
 	o.Warmup = 0
-	r := &Run{Model: smallModel(t, c, "dp", "float32", 1), Corpus: c, Opt: o, Out: dir, Log: quiet()}
+	r := &Run{Model: smallModel(t, c, spec.DP, spec.Float32, 1), Corpus: c, Opt: o, Out: dir, Log: quiet()}
 	_, errTrain := r.Train(context.Background())
 	_, errLock := lockRun(dir, quiet())
 	for name, err := range map[string]error{"lockRun": errLock, "CheckLock": CheckLock(dir), "Train": errTrain} {
@@ -72,7 +73,7 @@ func TestRestartWaitsForTheLock(t *testing.T) {
 	c := smallCorpus(t)
 	o := smallOptions(2)
 	o.Warmup = 0
-	r := &Run{Model: smallModel(t, c, "dp", "float32", 1), Corpus: c, Opt: o, Out: dir, Log: quiet(), Restart: true}
+	r := &Run{Model: smallModel(t, c, spec.DP, spec.Float32, 1), Corpus: c, Opt: o, Out: dir, Log: quiet(), Restart: true}
 	if _, err := r.Train(context.Background()); !errors.Is(err, ErrRunInUse) {
 		t.Errorf("restart in a locked directory: %v, want ErrRunInUse", err)
 	}

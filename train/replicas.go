@@ -10,6 +10,7 @@ import (
 
 	"lipformer/data"
 	"lipformer/dist"
+	"lipformer/spec"
 )
 
 // A run of several replicas (docs/distributed.md) is synchronous data parallelism over
@@ -36,7 +37,7 @@ func (r *Run) comm() dist.Comm {
 // dispatch trains with the element type of the model's parameters.
 func (r *Run) dispatch(ctx context.Context) (*Summary, error) {
 	switch r.Model.Cfg.Dtype {
-	case "float64":
+	case spec.Float64:
 		return train[float64](ctx, r)
 	default:
 		return train[float32](ctx, r)

@@ -11,6 +11,7 @@ import (
 
 	"lipformer/dist"
 	"lipformer/model"
+	"lipformer/spec"
 )
 
 // group is a job of n ranks in one process, for the tests: goroutines whose collective
@@ -132,7 +133,7 @@ func trainReplicas(t *testing.T, n int, opt Options, out string, ctxs []context.
 	sums, errs := make([]*Summary, n), make([]error, n)
 	var wg sync.WaitGroup
 	for r := range n {
-		run := &Run{Model: smallModel(t, c, "l2", "float64", 1), Corpus: c, Opt: opt, Out: out, Log: quiet(), Comm: comms[r]}
+		run := &Run{Model: smallModel(t, c, spec.L2, spec.Float64, 1), Corpus: c, Opt: opt, Out: out, Log: quiet(), Comm: comms[r]}
 		ctx := context.Background()
 		if ctxs != nil {
 			ctx = ctxs[r]
@@ -232,7 +233,7 @@ func TestReplicasThatDifferAreStopped(t *testing.T) {
 	errs := make([]error, 2)
 	var wg sync.WaitGroup
 	for r := range 2 {
-		run := &Run{Model: smallModel(t, c, "l2", "float64", uint64(1+r)), Corpus: c, Opt: smallOptions(12), Out: t.TempDir(), Log: quiet(), Comm: comms[r]}
+		run := &Run{Model: smallModel(t, c, spec.L2, spec.Float64, uint64(1+r)), Corpus: c, Opt: smallOptions(12), Out: t.TempDir(), Log: quiet(), Comm: comms[r]}
 		wg.Go(func() { _, errs[r] = run.Train(context.Background()) })
 	}
 	wg.Wait()

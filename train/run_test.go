@@ -15,6 +15,7 @@ import (
 	"lipformer/data"
 	"lipformer/model"
 	"lipformer/ngram"
+	"lipformer/spec"
 )
 
 // smallCorpus is a few KB of real-looking text with a 30-odd byte vocabulary.
@@ -32,9 +33,9 @@ func smallCorpus(t *testing.T) *data.Corpus {
 	return c
 }
 
-func smallModel(t *testing.T, c *data.Corpus, arch, dtype string, seed uint64) *model.Model {
+func smallModel(t *testing.T, c *data.Corpus, arch spec.Arch, dtype spec.Dtype, seed uint64) *model.Model {
 	t.Helper()
-	cfg := model.Config{Arch: arch, Layers: 2, Heads: 2, Width: 16, Context: 16, Vocab: c.Vocab.Size(), Norm: "pre", LipC: 0.9, Dtype: dtype, Std: 0.02}
+	cfg := model.Config{Arch: arch, Layers: 2, Heads: 2, Width: 16, Context: 16, Vocab: c.Vocab.Size(), Norm: spec.PreLN, LipC: 0.9, Dtype: dtype, Std: 0.02}
 	m, err := model.New(cfg, seed)
 	if err != nil {
 		t.Fatal(err)
@@ -54,10 +55,10 @@ func smallOptions(steps int) Options {
 // metrics, checkpoints and summary are written.
 func TestSmokeRun(t *testing.T) {
 	c := smallCorpus(t)
-	for _, arch := range model.Architectures {
-		t.Run(arch, func(t *testing.T) {
+	for _, arch := range spec.Archs {
+		t.Run(arch.String(), func(t *testing.T) {
 			out := t.TempDir()
-			r := &Run{Model: smallModel(t, c, arch, "float32", 1), Corpus: c, Opt: smallOptions(30), Out: out, Log: quiet()}
+			r := &Run{Model: smallModel(t, c, arch, spec.Float32, 1), Corpus: c, Opt: smallOptions(30), Out: out, Log: quiet()}
 			sum, err := r.Train(context.Background())
 			if err != nil {
 				t.Fatal(err)
@@ -108,12 +109,12 @@ func mean(rows []TrainRow) float64 {
 // TestExactResume: N steps, stop, resume, M more steps gives the same losses as N+M steps
 // in one run, with dropout on; for invertible-l2 the power-iteration vectors are resumed too.
 func TestExactResume(t *testing.T) {
-	for _, arch := range []string{"l2", "invertible-l2"} {
-		t.Run(arch, func(t *testing.T) { testExactResume(t, arch) })
+	for _, arch := range []spec.Arch{spec.L2, spec.InvertibleL2} {
+		t.Run(arch.String(), func(t *testing.T) { testExactResume(t, arch) })
 	}
 }
 
-func testExactResume(t *testing.T, arch string) {
+func testExactResume(t *testing.T, arch spec.Arch) {
 	c := smallCorpus(t)
 	run := func(out string, steps int, resume bool) []TrainRow {
 		o := smallOptions(steps)
@@ -125,7 +126,7 @@ func testExactResume(t *testing.T, arch string) {
 				t.Fatal(err)
 			}
 		} else {
-			cfg := smallModel(t, c, arch, "float64", 3).Cfg
+			cfg := smallModel(t, c, arch, spec.Float64, 3).Cfg
 			cfg.Dropout = 0.1
 			var err error
 			if r.Model, err = model.New(cfg, 3); err != nil {
@@ -160,7 +161,7 @@ func TestFreshRunRefusesAnOldOutputDirectory(t *testing.T) {
 	out := t.TempDir()
 	o := smallOptions(2)
 	o.Warmup = 0
-	r := &Run{Model: smallModel(t, c, "dp", "float32", 1), Corpus: c, Opt: o, Out: out, Log: quiet()}
+	r := &Run{Model: smallModel(t, c, spec.DP, spec.Float32, 1), Corpus: c, Opt: o, Out: out, Log: quiet()}
 	if _, err := r.Train(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +175,7 @@ func TestNonFiniteStopsWithTheLastGoodCheckpoint(t *testing.T) {
 	out := t.TempDir()
 	o := smallOptions(40)
 	o.LR, o.MinLR, o.Clip, o.Schedule, o.Warmup = 1e30, 0, 0, "constant", 0
-	r := &Run{Model: smallModel(t, c, "dp", "float32", 1), Corpus: c, Opt: o, Out: out, Log: quiet()}
+	r := &Run{Model: smallModel(t, c, spec.DP, spec.Float32, 1), Corpus: c, Opt: o, Out: out, Log: quiet()}
 	sum, err := r.Train(context.Background())
 	if !errors.Is(err, ErrNonFinite) {
 		t.Fatalf("a learning rate of 1e30 gave %v, want ErrNonFinite", err)
@@ -192,7 +193,7 @@ func TestInterruptSavesACheckpoint(t *testing.T) {
 	out := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	r := &Run{Model: smallModel(t, c, "l2", "float32", 1), Corpus: c, Opt: smallOptions(20), Out: out, Log: quiet()}
+	r := &Run{Model: smallModel(t, c, spec.L2, spec.Float32, 1), Corpus: c, Opt: smallOptions(20), Out: out, Log: quiet()}
 	sum, err := r.Train(ctx)
 	if err != nil || !sum.Interrupted {
 		t.Fatalf("interrupted run: %+v, %v", sum, err)
@@ -224,7 +225,7 @@ func TestElapsedTimeContinuesAcrossResume(t *testing.T) {
 	out := t.TempDir()
 	o := smallOptions(8)
 	o.Schedule, o.Warmup = "constant", 0
-	first := &Run{Model: smallModel(t, c, "dp", "float32", 1), Corpus: c, Opt: o, Out: out, Log: quiet()}
+	first := &Run{Model: smallModel(t, c, spec.DP, spec.Float32, 1), Corpus: c, Opt: o, Out: out, Log: quiet()}
 	if _, err := first.Train(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"lipformer/data"
 	"lipformer/model"
+	"lipformer/spec"
 )
 
 func TestActionFromDirectoryState(t *testing.T) {
@@ -46,7 +47,7 @@ func TestRunDirOfATrainedRun(t *testing.T) {
 	if act, err := d.Action(); act != ActNew || err != nil {
 		t.Errorf("empty directory: action %q, %v", act, err)
 	}
-	m := smallModel(t, c, "l2", "float32", 1)
+	m := smallModel(t, c, spec.L2, spec.Float32, 1)
 	r := &Run{Model: m, Corpus: c, Opt: smallOptions(4), Out: out, Log: quiet()}
 	r.Opt.Warmup = 0
 	if _, err := r.Train(context.Background()); err != nil {
@@ -95,9 +96,9 @@ func TestSettingsDiff(t *testing.T) {
 		t.Errorf("diffs %q, %v; want %q", diffs, err, want)
 	}
 	inv := cfg
-	inv.Arch, inv.Norm = "invertible-l2", "pre"
+	inv.Arch, inv.Norm = spec.InvertibleL2, spec.PreLN
 	storedInv := inv
-	storedInv.Norm = "none" // what the model was built with
+	storedInv.Norm = spec.NoLN // what the model was built with
 	if diffs, err := SettingsDiff(inv, opt, storedInv, opt); err != nil || len(diffs) > 0 {
 		t.Errorf("an invertible run asked for with norm pre, stored with none: diffs %q, %v; want none", diffs, err)
 	}
@@ -111,7 +112,7 @@ func TestSettingsDiff(t *testing.T) {
 func TestResumeRefusesAnotherVocabulary(t *testing.T) {
 	c := smallCorpus(t)
 	out := t.TempDir()
-	r := &Run{Model: smallModel(t, c, "dp", "float32", 1), Corpus: c, Opt: smallOptions(2), Out: out, Log: quiet()}
+	r := &Run{Model: smallModel(t, c, spec.DP, spec.Float32, 1), Corpus: c, Opt: smallOptions(2), Out: out, Log: quiet()}
 	r.Opt.Warmup = 0
 	if _, err := r.Train(context.Background()); err != nil {
 		t.Fatal(err)

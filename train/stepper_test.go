@@ -7,11 +7,12 @@ import (
 	"testing"
 
 	"lipformer/model"
+	"lipformer/spec"
 )
 
-func stepperModel(t *testing.T, arch, dtype string) *model.Model {
+func stepperModel(t *testing.T, arch spec.Arch, dtype spec.Dtype) *model.Model {
 	t.Helper()
-	cfg := model.Config{Arch: arch, Layers: 1, Heads: 2, Width: 8, Context: 6, Vocab: 5, Norm: "pre", LipC: 0.9, Dtype: dtype, Std: 0.1}
+	cfg := model.Config{Arch: arch, Layers: 1, Heads: 2, Width: 8, Context: 6, Vocab: 5, Norm: spec.PreLN, LipC: 0.9, Dtype: dtype, Std: 0.1}
 	m, err := model.New(cfg, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -28,8 +29,8 @@ func fillBatch(inputs, targets []int, vocab int) {
 // TestStepperLearnsABatch: repeated steps on one batch lower its loss, for a plain and an
 // invertible architecture.
 func TestStepperLearnsABatch(t *testing.T) {
-	for _, arch := range []string{"l2", "invertible-l2"} {
-		m := stepperModel(t, arch, "float64")
+	for _, arch := range []spec.Arch{spec.L2, spec.InvertibleL2} {
+		m := stepperModel(t, arch, spec.Float64)
 		s, err := NewStepper[float64](m, 2, DefaultAdamConfig(), 1, 1)
 		if err != nil {
 			t.Fatal(err)
@@ -62,7 +63,7 @@ func TestStepperLearnsABatch(t *testing.T) {
 // TestStepperClips: Gradients returns the norm before clipping and leaves the clipped
 // gradient of norm Clip in the optimizer's parameters.
 func TestStepperClips(t *testing.T) {
-	m := stepperModel(t, "dp", "float32")
+	m := stepperModel(t, spec.DP, spec.Float32)
 	s, err := NewStepper[float32](m, 2, DefaultAdamConfig(), 1e-3, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +84,7 @@ func TestStepperClips(t *testing.T) {
 
 // TestStepperNonFinite: a non-finite loss stops the step before the update.
 func TestStepperNonFinite(t *testing.T) {
-	m := stepperModel(t, "dp", "float64")
+	m := stepperModel(t, spec.DP, spec.Float64)
 	s, err := NewStepper[float64](m, 1, DefaultAdamConfig(), 1, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -107,7 +108,7 @@ func TestStepperNonFinite(t *testing.T) {
 }
 
 func TestStepperErrors(t *testing.T) {
-	m := stepperModel(t, "dp", "float64")
+	m := stepperModel(t, spec.DP, spec.Float64)
 	if _, err := NewStepper[float32](m, 2, DefaultAdamConfig(), 1, 1); err == nil || !strings.Contains(err.Error(), "float64") {
 		t.Errorf("float32 stepper of a float64 model: error %v", err)
 	}

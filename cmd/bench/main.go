@@ -40,6 +40,7 @@ import (
 	"lipformer/bench"
 	"lipformer/internal/cli"
 	"lipformer/model"
+	"lipformer/spec"
 )
 
 func main() {
@@ -73,7 +74,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		names = append(names, fmt.Sprintf("%s (%s)", p.Name, p.About))
 	}
 	configs := fs.String("configs", "P1,P2,P3", "reference configurations: "+strings.Join(names, "; "))
-	archs := fs.String("archs", "dp,l2,invertible-l2", "architectures: "+strings.Join(model.Architectures, ", "))
+	archs := fs.String("archs", "dp,l2,invertible-l2", "architectures: "+spec.ArchNames())
 	modes := fs.String("modes", "train,eval,sample", "what to time: train (a training step), eval (a forward-only batch), sample (generated tokens: KV cache, window shift)")
 	var o options
 	fs.IntVar(&o.plan.Set.Steps, "steps", 10, "timed runs per measurement (the median is reported)")
@@ -81,7 +82,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Uint64Var(&o.plan.Set.Seed, "seed", 1, "seed of the initial weights and the batch")
 	fs.StringVar(&o.plan.Set.SampleWindow, "sample-window", string(model.Shift), "what the sample mode times: shift (the steady state beyond the context: re-prefills of T/2 bytes included) or none (generation within the context, from a 1-byte prompt to T bytes)")
 	fs.IntVar(&o.plan.Set.SampleBatch, "sample-batch", 1, "sequences the sample mode decodes in step (model.GenerateBatch); its time is per generated token of all of them")
-	fs.StringVar(&o.plan.Set.Dtype, "dtype", "float32", "float32 or float64")
+	fs.TextVar(&o.plan.Set.Dtype, "dtype", spec.Float32, "float32 or float64")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object per measurement (and per comparison) instead of a table")
 	fs.BoolVar(&o.torch, "torch", false, "also run bench/torch_ref.py on the same weights and batch: step-0 loss check and Go/PyTorch time ratios")
 	fs.StringVar(&o.runner.Python, "python", "/usr/bin/python3", "Python interpreter with torch and numpy, for -torch")
@@ -113,7 +114,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if o.plan.Presets, err = model.FindPresets(*configs); err != nil {
 		return o, fmt.Errorf("-configs: %w", err)
 	}
-	if o.plan.Archs, err = parseList("-archs", *archs, model.Architectures); err != nil {
+	if o.plan.Archs, err = parseArchs(*archs); err != nil {
 		return o, err
 	}
 	if o.plan.Modes, err = parseList("-modes", *modes, bench.Modes()); err != nil {
@@ -137,9 +138,6 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if o.soak < 0 || (o.soak > 0 && o.torch) {
 		errs = append(errs, fmt.Sprintf("-soak %d, want >= 0 and without -torch", o.soak))
 	}
-	if o.plan.Set.Dtype != "float32" && o.plan.Set.Dtype != "float64" {
-		errs = append(errs, fmt.Sprintf("-dtype %q, want float32 or float64", o.plan.Set.Dtype))
-	}
 	if o.torch && (o.runner.Threads < 1 || o.runner.Interop < 1 || o.runner.BLASThreads < 1) {
 		errs = append(errs, fmt.Sprintf("-torch-threads %d, -torch-interop %d, -torch-blas-threads %d: want each >= 1",
 			o.runner.Threads, o.runner.Interop, o.runner.BLASThreads))
@@ -154,6 +152,21 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, errors.New(strings.Join(errs, "; "))
 	}
 	return o, nil
+}
+
+// parseArchs parses the -archs list, each architecture once.
+func parseArchs(list string) ([]spec.Arch, error) {
+	var out []spec.Arch
+	for _, s := range strings.Split(list, ",") {
+		a, err := spec.ParseArch(strings.TrimSpace(s))
+		if err != nil {
+			return nil, fmt.Errorf("-archs: %w", err)
+		}
+		if !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	return out, nil
 }
 
 // parseList splits a comma-separated list and checks every item is one of valid.
@@ -214,7 +227,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		defer stopProfile()
 	}
 	if o.soak > 0 {
-		if err := out.SoakHeader(o.plan.Set.Dtype, o.soak, o.plan.Set.Warmup); err != nil {
+		if err := out.SoakHeader(o.plan.Set.Dtype.String(), o.soak, o.plan.Set.Warmup); err != nil {
 			return err
 		}
 		return o.plan.Soak(ctx, o.soak, out.Soak)

@@ -13,6 +13,7 @@ import (
 
 	"lipformer/bench"
 	"lipformer/kernel"
+	"lipformer/spec"
 )
 
 func TestBadFlagsGiveClearErrors(t *testing.T) {
@@ -21,7 +22,7 @@ func TestBadFlagsGiveClearErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"-configs", "P1,P9"}, `unknown configuration "P9"`},
-		{[]string{"-archs", "dp,rnn"}, `-archs: "rnn"`},
+		{[]string{"-archs", "dp,rnn"}, `-archs: arch "rnn", want one of dp`},
 		{[]string{"-modes", "train,infer"}, `-modes: "infer"`},
 		{[]string{"-steps", "0"}, "-steps 0"},
 		{[]string{"-sample-batch", "0"}, "-sample-batch 0"},
@@ -55,14 +56,14 @@ func TestFlagDefaultsAndOrder(t *testing.T) {
 	if len(o.plan.Presets) != 2 || o.plan.Presets[0].Name != "P2" || o.plan.Presets[1].Name != "tiny" {
 		t.Errorf("presets %v", o.plan.Presets)
 	}
-	if !slices.Equal(o.plan.Archs, []string{"l2"}) {
+	if !slices.Equal(o.plan.Archs, []spec.Arch{spec.L2}) {
 		t.Errorf("archs %v, want one l2", o.plan.Archs)
 	}
 	d, err := parseFlags(nil, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.plan.Presets) != 3 || !slices.Equal(d.plan.Archs, []string{"dp", "l2", "invertible-l2"}) || d.plan.Set.Dtype != "float32" {
+	if len(d.plan.Presets) != 3 || !slices.Equal(d.plan.Archs, []spec.Arch{spec.DP, spec.L2, spec.InvertibleL2}) || d.plan.Set.Dtype != spec.Float32 {
 		t.Errorf("defaults: %d presets, archs %v, dtype %s", len(d.plan.Presets), d.plan.Archs, d.plan.Set.Dtype)
 	}
 }

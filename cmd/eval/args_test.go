@@ -13,6 +13,7 @@ import (
 	"lipformer/data"
 	"lipformer/internal/clitest"
 	"lipformer/model"
+	"lipformer/spec"
 	"lipformer/train"
 )
 
@@ -38,7 +39,7 @@ func TestEvalFindsARelativeCorpusPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := model.New(model.Config{Arch: "l2", Layers: 1, Heads: 2, Width: 8, Context: 8, Vocab: c.Vocab.Size(), Norm: "pre", Dtype: "float32", Std: 0.02}, 1)
+	m, err := model.New(model.Config{Arch: spec.L2, Layers: 1, Heads: 2, Width: 8, Context: 8, Vocab: c.Vocab.Size(), Norm: spec.PreLN, Dtype: spec.Float32, Std: 0.02}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

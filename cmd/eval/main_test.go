@@ -16,6 +16,7 @@ import (
 	"lipformer/data"
 	"lipformer/model"
 	"lipformer/ngram"
+	"lipformer/spec"
 	"lipformer/train"
 )
 
@@ -28,7 +29,7 @@ func TestEvalMatchesTraining(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := model.Config{Arch: "contractive-l2", Layers: 1, Heads: 2, Width: 16, Context: 16, Vocab: c.Vocab.Size(), Norm: "pre", LipC: 0.9, Dtype: "float32", Std: 0.02}
+	cfg := model.Config{Arch: spec.ContractiveL2, Layers: 1, Heads: 2, Width: 16, Context: 16, Vocab: c.Vocab.Size(), Norm: spec.PreLN, LipC: 0.9, Dtype: spec.Float32, Std: 0.02}
 	m, err := model.New(cfg, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +84,7 @@ func trainedRun(t *testing.T, layers, steps int) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := model.Config{Arch: "contractive-l2", Layers: layers, Heads: 2, Width: 16, Context: 16, Vocab: c.Vocab.Size(), Norm: "pre", LipC: 0.9, Dtype: "float32", Std: 0.02}
+	cfg := model.Config{Arch: spec.ContractiveL2, Layers: layers, Heads: 2, Width: 16, Context: 16, Vocab: c.Vocab.Size(), Norm: spec.PreLN, LipC: 0.9, Dtype: spec.Float32, Std: 0.02}
 	m, err := model.New(cfg, 1)
 	if err != nil {
 		t.Fatal(err)

@@ -33,7 +33,7 @@ func newExperiment(ctx context.Context, c *config, log *slog.Logger) (*experimen
 	if err != nil {
 		return nil, err
 	}
-	if len(m.Inv) == 0 {
+	if !m.Cfg.Arch.Invertible() {
 		return nil, fmt.Errorf("-ckpt %s: architecture %s is not invertible (want invertible-l2 or invertible-dp)", path, m.Cfg.Arch)
 	}
 	ids, corpus, err := dataWindows(ctx, c, path, ck, m.Cfg.Context, log)

@@ -141,7 +141,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	writeTable(human, e, records)
 	if c.plot != "" {
-		if err := flow.WritePlot(c.plot, e.model.Cfg.Arch, records); err != nil {
+		if err := flow.WritePlot(c.plot, e.model.Cfg.Arch.String(), records); err != nil {
 			return err
 		}
 	}

@@ -15,12 +15,13 @@ import (
 	"lipformer/data"
 	"lipformer/flow"
 	"lipformer/model"
+	"lipformer/spec"
 	"lipformer/train"
 )
 
 // checkpoint trains a tiny model of the architecture for 3 steps on a small corpus file and
 // returns its run directory.
-func checkpoint(t *testing.T, arch string) string {
+func checkpoint(t *testing.T, arch spec.Arch) string {
 	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "text.txt")
@@ -31,8 +32,8 @@ func checkpoint(t *testing.T, arch string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := model.New(model.Config{Arch: arch, Layers: 1, Heads: 2, Width: 8, Context: 8, Vocab: c.Vocab.Size(), Norm: "none",
-		LipC: 0.9, Dtype: "float32", Std: 0.3}, 1)
+	m, err := model.New(model.Config{Arch: arch, Layers: 1, Heads: 2, Width: 8, Context: 8, Vocab: c.Vocab.Size(), Norm: spec.NoLN,
+		LipC: 0.9, Dtype: spec.Float32, Std: 0.3}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +74,7 @@ func records(t *testing.T, out []byte) []flow.Record {
 // object per sub-block and input, -plot a figure, and the exit status is 0. With an
 // iteration cap of 2 the certified sub-blocks fail and the status is not 0.
 func TestInvertibleL2Inverts(t *testing.T) {
-	run1 := checkpoint(t, "invertible-l2")
+	run1 := checkpoint(t, spec.InvertibleL2)
 	plotPath := filepath.Join(t.TempDir(), "inv.png")
 	var stdout, stderr bytes.Buffer
 	if err := run(context.Background(), []string{"-ckpt", run1, "-batch", "2", "-spread", "1,100", "-json", "-plot", plotPath}, &stdout, &stderr); err != nil {
@@ -106,7 +107,7 @@ func TestInvertibleL2Inverts(t *testing.T) {
 // at a large spread, only in its uncertified attention, and the exit status is 0.
 func TestDPControlFailsExpectedly(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	if err := run(context.Background(), []string{"-ckpt", checkpoint(t, "invertible-dp"), "-batch", "2", "-spread", "1,1000"}, &stdout, &stderr); err != nil {
+	if err := run(context.Background(), []string{"-ckpt", checkpoint(t, spec.InvertibleDP), "-batch", "2", "-spread", "1,1000"}, &stdout, &stderr); err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
 	out := stdout.String()
@@ -121,7 +122,7 @@ func TestDPControlFailsExpectedly(t *testing.T) {
 
 func TestBadFlagsGiveClearErrors(t *testing.T) {
 	dp := filepath.Join(t.TempDir(), "dp.safetensors")
-	m, err := model.New(model.Config{Arch: "dp", Layers: 1, Heads: 1, Width: 4, Context: 4, Vocab: 3, Norm: "pre", Dtype: "float32", Std: 0.02}, 1)
+	m, err := model.New(model.Config{Arch: spec.DP, Layers: 1, Heads: 1, Width: 4, Context: 4, Vocab: 3, Norm: spec.PreLN, Dtype: spec.Float32, Std: 0.02}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"lipformer/model"
+	"lipformer/ops"
+	"lipformer/spec"
 	"lipformer/train"
 )
 
@@ -19,9 +21,9 @@ func known(dir string, edit func(*model.Config, *train.Options)) *runInfo {
 func TestLegendsNameTheDifferingSettings(t *testing.T) {
 	same := func(*model.Config, *train.Options) {}
 	runs := []*runInfo{
-		known("out/a", func(c *model.Config, o *train.Options) { c.Arch, o.LR = "dp", 1e-3 }),
-		known("out/b", func(c *model.Config, o *train.Options) { c.Arch, o.LR = "l2", 3e-4 }),
-		known("out/c", func(c *model.Config, o *train.Options) { c.Arch, c.Hidden, o.LR = "l2", 4*c.Width, 3e-4 }),
+		known("out/a", func(c *model.Config, o *train.Options) { c.Arch, o.LR = spec.DP, 1e-3 }),
+		known("out/b", func(c *model.Config, o *train.Options) { c.Arch, o.LR = spec.L2, 3e-4 }),
+		known("out/c", func(c *model.Config, o *train.Options) { c.Arch, c.Hidden, o.LR = spec.L2, 4*c.Width, 3e-4 }),
 		{dir: "out/d/"},
 	}
 	runs[0].metrics.Train = trainRows(3, math.NaN())
@@ -38,12 +40,12 @@ func TestLegendsNameTheDifferingSettings(t *testing.T) {
 
 func TestLegendsLeaveOutSettingsAnArchitectureDoesNotUse(t *testing.T) {
 	runs := []*runInfo{
-		known("out/dp", func(c *model.Config, o *train.Options) { c.Arch = "dp" }),
+		known("out/dp", func(c *model.Config, o *train.Options) { c.Arch = spec.DP }),
 		known("out/inv", func(c *model.Config, o *train.Options) {
-			c.Arch, c.Norm, c.L2Bound, c.L2Temp, c.MLPGain = "invertible-l2", "none", "token2", true, 256
+			c.Arch, c.Norm, c.L2Bound, c.L2Temp, c.MLPGain = spec.InvertibleL2, spec.NoLN, ops.BoundTok2, true, 256
 		}),
 		known("out/inv8", func(c *model.Config, o *train.Options) {
-			c.Arch, c.Norm, c.L2Bound, c.L2Temp, c.MLPGain = "invertible-l2", "none", "token2", true, 8
+			c.Arch, c.Norm, c.L2Bound, c.L2Temp, c.MLPGain = spec.InvertibleL2, spec.NoLN, ops.BoundTok2, true, 8
 		}),
 	}
 	want := []string{"dp norm=pre", "invertible-l2 norm=none mlp-gain=256", "invertible-l2 norm=none mlp-gain=8"}
@@ -52,12 +54,12 @@ func TestLegendsLeaveOutSettingsAnArchitectureDoesNotUse(t *testing.T) {
 	}
 }
 
-// A contractive run whose bound is unset (older checkpoints) is named by the bound it
-// used, kim, not by an empty value.
+// A contractive run of the kim bound (the zero value, what a checkpoint without the key
+// means) is named by it, not by an empty value.
 func TestLegendsNameTheUnsetBoundKim(t *testing.T) {
 	runs := []*runInfo{
-		known("out/old", func(c *model.Config, o *train.Options) { c.Arch, c.L2Bound = "contractive-l2", "" }),
-		known("out/tok2", func(c *model.Config, o *train.Options) { c.Arch, c.L2Bound = "contractive-l2", "token2" }),
+		known("out/old", func(c *model.Config, o *train.Options) { c.Arch, c.L2Bound = spec.ContractiveL2, ops.BoundKim }),
+		known("out/tok2", func(c *model.Config, o *train.Options) { c.Arch, c.L2Bound = spec.ContractiveL2, ops.BoundTok2 }),
 	}
 	want := []string{"l2-bound=kim", "l2-bound=token2"}
 	if got := legends(runs); !reflect.DeepEqual(got, want) {

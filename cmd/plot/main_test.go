@@ -14,6 +14,7 @@ import (
 	"lipformer/model"
 	"lipformer/ngram"
 	"lipformer/safetensors"
+	"lipformer/spec"
 	"lipformer/train"
 )
 
@@ -43,7 +44,11 @@ func writeFile(t *testing.T, path, text string) {
 func writeSummary(t *testing.T, dir, arch string, nonFinite bool) {
 	t.Helper()
 	sum := train.Summary{Model: model.Default(), Options: train.DefaultOptions(), NonFinite: nonFinite}
-	sum.Model.Arch, sum.Model.Context, sum.Options.Batch = arch, 8, 2
+	a, err := spec.ParseArch(arch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum.Model.Arch, sum.Model.Context, sum.Options.Batch = a, 8, 2
 	b, err := json.Marshal(sum)
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +67,7 @@ func runs(t *testing.T) (normal, diverged string) {
 	writeMetrics(t, diverged, train.Metrics{Train: trainRows(4, 3.5, 6, math.NaN()),
 		Eval: []train.EvalRow{{Step: 2, ValLoss: 3.2, ElapsedS: 3.1}}})
 	cfg, opt := model.Default(), train.DefaultOptions()
-	cfg.Arch, cfg.Context, opt.Batch = "dp", 8, 4
+	cfg.Arch, cfg.Context, opt.Batch = spec.DP, 8, 4
 	c, _ := json.Marshal(cfg)
 	o, _ := json.Marshal(opt)
 	meta := map[string]string{model.MetaConfig: string(c), train.MetaTrain: string(o)}

@@ -77,10 +77,10 @@ func (r *runInfo) settings() []setting {
 	}
 	num := func(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) } // 6 digits: 3e-3/10 is 0.0003 in a legend
 	all := []setting{
-		{"arch", c.Arch}, {"layers", strconv.Itoa(c.Layers)}, {"norm", c.Norm}, {"width", strconv.Itoa(c.Width)},
+		{"arch", c.Arch.String()}, {"layers", strconv.Itoa(c.Layers)}, {"norm", c.Norm.String()}, {"width", strconv.Itoa(c.Width)},
 		{"heads", strconv.Itoa(c.Heads)}, {"hidden", strconv.Itoa(hidden)}, {"ctx", strconv.Itoa(c.Context)},
-		{"dropout", num(c.Dropout)}, {"lip-c", num(c.LipC)}, {"dtype", c.Dtype}, {"init-std", num(c.Std)},
-		{"tie", strconv.FormatBool(c.Tie)}, {"balance-l2", strconv.FormatBool(c.BalanceL2)}, {"l2-bound", c.EffectiveL2Bound()},
+		{"dropout", num(c.Dropout)}, {"lip-c", num(c.LipC)}, {"dtype", c.Dtype.String()}, {"init-std", num(c.Std)},
+		{"tie", strconv.FormatBool(c.Tie)}, {"balance-l2", strconv.FormatBool(c.BalanceL2)}, {"l2-bound", c.L2Bound.String()},
 		{"l2-temp", strconv.FormatBool(c.L2Temp)}, {"l2-pos-bias", strconv.FormatBool(c.L2PosBias)}, {"mlp-gain", num(c.MLPGain)},
 		{"ball-radius", num(c.EffectiveBallRadius())}, {"embed-std", num(c.EffectiveEmbedStd())},
 		{"data", o.Data}, {"split", o.Split}, {"batch", strconv.Itoa(o.Batch)}, {"steps", strconv.Itoa(o.Steps)},

@@ -12,6 +12,7 @@ import (
 
 	"lipformer/data"
 	"lipformer/model"
+	"lipformer/spec"
 	"lipformer/train"
 )
 
@@ -24,7 +25,7 @@ func checkpoint(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := model.New(model.Config{Arch: "l2", Layers: 1, Heads: 1, Width: 8, Context: 8, Vocab: c.Vocab.Size(), Norm: "pre", Dtype: "float32", Std: 0.02}, 1)
+	m, err := model.New(model.Config{Arch: spec.L2, Layers: 1, Heads: 1, Width: 8, Context: 8, Vocab: c.Vocab.Size(), Norm: spec.PreLN, Dtype: spec.Float32, Std: 0.02}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

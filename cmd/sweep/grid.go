@@ -6,8 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"lipformer/layers"
-	"lipformer/model"
+	"lipformer/spec"
 	"lipformer/sweep"
 )
 
@@ -15,12 +14,7 @@ import (
 func parseGrid(archs, depths, norms, seeds string) (sweep.Grid, error) {
 	var g sweep.Grid
 	var err error
-	if g.Archs, err = parseList("archs", archs, func(s string) (string, error) {
-		if !slices.Contains(model.Architectures, s) {
-			return "", fmt.Errorf("unknown architecture %q, want %s", s, strings.Join(model.Architectures, ", "))
-		}
-		return s, nil
-	}); err != nil {
+	if g.Archs, err = parseList("archs", archs, spec.ParseArch); err != nil {
 		return g, err
 	}
 	if g.Depths, err = parseList("depths", depths, func(s string) (int, error) {
@@ -32,10 +26,7 @@ func parseGrid(archs, depths, norms, seeds string) (sweep.Grid, error) {
 	}); err != nil {
 		return g, err
 	}
-	if g.Norms, err = parseList("norms", norms, func(s string) (string, error) {
-		n, err := layers.ParseNorm(s)
-		return string(n), err
-	}); err != nil {
+	if g.Norms, err = parseList("norms", norms, spec.ParseNorm); err != nil {
 		return g, err
 	}
 	g.Seeds, err = parseList("seeds", seeds, func(s string) (uint64, error) {

@@ -22,12 +22,12 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 
 	"lipformer/cmd/internal/trainflags"
 	"lipformer/internal/cli"
 	"lipformer/model"
+	"lipformer/spec"
 	"lipformer/sweep"
 	"lipformer/train"
 )
@@ -137,9 +137,9 @@ func parseFlags(args []string, stderr io.Writer) (model.Config, train.Options, o
 	cfg, opt := model.Default(), train.DefaultOptions()
 	opt.Steps, opt.EvalEvery = 500, 100
 	var o options
-	archs := fs.String("archs", "dp,l2,contractive-l2", "comma-separated architectures: "+strings.Join(model.Architectures, ", "))
+	archs := fs.String("archs", "dp,l2,contractive-l2", "comma-separated architectures: "+spec.ArchNames())
 	depths := fs.String("depths", "2,4,8", "comma-separated numbers of blocks")
-	norms := fs.String("norms", cfg.Norm, "comma-separated LayerNorm placements: pre, post, none")
+	norms := fs.String("norms", cfg.Norm.String(), "comma-separated norm placements: pre, post, none, ball")
 	seeds := fs.String("seeds", "1", "comma-separated seeds of initialisation, batches and dropout")
 	fs.StringVar(&o.out, "out", "out/sweep", "output directory: the tables, and one directory per run")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "list the runs and what would be done with each, and stop")
@@ -154,6 +154,7 @@ func parseFlags(args []string, stderr io.Writer) (model.Config, train.Options, o
 	}
 	var err error
 	o.grid, err = parseGrid(*archs, *depths, *norms, *seeds)
+	o.grid.Recipe = trainflags.Recipe(fs)
 	return cfg, opt, o, err
 }
 

@@ -194,7 +194,7 @@ func TestFlagErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-archs", "dp,rnn"}, `-archs: unknown architecture "rnn"`},
+		{[]string{"-archs", "dp,rnn"}, `-archs: arch "rnn", want one of dp`},
 		{[]string{"-depths", "0"}, "-depths"},
 		{[]string{"-depths", "2,x"}, `"x"`},
 		{[]string{"-depths", "2,2"}, "given twice"},

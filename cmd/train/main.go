@@ -26,6 +26,7 @@ import (
 	"lipformer/internal/cli"
 	"lipformer/model"
 	"lipformer/ngram"
+	"lipformer/spec"
 	"lipformer/train"
 )
 
@@ -94,7 +95,7 @@ func runOn(ctx context.Context, comm dist.Comm, args []string, stdout, stderr io
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfg, opt := model.Default(), train.DefaultOptions()
-	cfg.Arch = "contractive-l2"          // certified attention that learns: clearly below the trigram in 1500 steps
+	cfg.Arch = spec.ContractiveL2        // certified attention that learns: clearly below the trigram in 1500 steps
 	opt.Steps, opt.EvalEvery = 1500, 100 // about 2 minutes on 2 cores
 	dataDir := trainflags.Add(fs, &cfg, &opt)
 	out := fs.String("out", "out/run", "output directory")
@@ -113,6 +114,9 @@ func runOn(ctx context.Context, comm dist.Comm, args []string, stdout, stderr io
 		return err
 	}
 	trainflags.Finish(fs, &opt)
+	if trainflags.Recipe(fs) {
+		cfg = cfg.WithCertifiedRecipe()
+	}
 	// every flag is checked here, before a corpus or checkpoint is read
 	switch {
 	case *resume != "" && trainflags.Given(fs, "config"):
@@ -123,7 +127,7 @@ func runOn(ctx context.Context, comm dist.Comm, args []string, stdout, stderr io
 		return fmt.Errorf("-sample %d with -json: the JSON summary holds no sample (give -sample 0 or leave it out)", *sampleLen)
 	}
 	if *resume == "" {
-		check := cfg.WithCertifiedRecipe()
+		check := cfg
 		check.Vocab = 256 // any vocabulary of bytes: the corpus is not loaded yet
 		if err := check.Validate(); err != nil {
 			return err
@@ -159,7 +163,7 @@ func runOn(ctx context.Context, comm dist.Comm, args []string, stdout, stderr io
 	}
 	if r.Model == nil {
 		cfg.Vocab = corpus.Vocab.Size()
-		if r.Model, err = model.New(cfg.WithCertifiedRecipe(), opt.Seed); err != nil {
+		if r.Model, err = model.New(cfg, opt.Seed); err != nil {
 			return err
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"lipformer/lipschitz/search"
 	"lipformer/model"
 	"lipformer/ops"
+	"lipformer/spec"
 )
 
 // AttnLooseness is one tied L2 attention layer of a model: its bounds and certified
@@ -66,7 +67,7 @@ func looseness(m *model.Model, searchN int, o search.Options, progress func(done
 		}
 		return out, err
 	}
-	m64, err := m.WithDtype("float64")
+	m64, err := m.WithDtype(spec.Float64)
 	if err != nil {
 		return nil, err
 	}

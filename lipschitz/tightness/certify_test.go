@@ -15,6 +15,7 @@ import (
 
 	"lipformer/data"
 	"lipformer/model"
+	"lipformer/spec"
 	"lipformer/train"
 )
 
@@ -29,8 +30,8 @@ func TestCertify(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := defaults().Search
-	for _, arch := range []string{"l2", "dp"} {
-		m, err := model.New(model.Config{Arch: arch, Layers: 1, Heads: 1, Width: 8, Context: 8, Vocab: c.Vocab.Size(), Norm: "pre", Dtype: "float32", Std: 0.02}, 1)
+	for _, arch := range []spec.Arch{spec.L2, spec.DP} {
+		m, err := model.New(model.Config{Arch: arch, Layers: 1, Heads: 1, Width: 8, Context: 8, Vocab: c.Vocab.Size(), Norm: spec.PreLN, Dtype: spec.Float32, Std: 0.02}, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,13 +62,13 @@ func TestCertify(t *testing.T) {
 		if err := json.Unmarshal(js.Bytes(), &cert); err != nil {
 			t.Fatal(err)
 		}
-		if len(cert.Factors) != 4 || (arch == "dp") != (cert.Inf == nil) {
+		if len(cert.Factors) != 4 || (arch == spec.DP) != (cert.Inf == nil) {
 			t.Fatalf("%s: certificate %s", arch, js.String())
 		}
-		if arch == "l2" && math.Abs(*cert.Inf-float64(sum.Certificate.Inf)) > 1e-6**cert.Inf {
+		if arch == spec.L2 && math.Abs(*cert.Inf-float64(sum.Certificate.Inf)) > 1e-6**cert.Inf {
 			t.Errorf("certificate %v differs from the training summary's %v", *cert.Inf, sum.Certificate.Inf)
 		}
-		if arch != "l2" {
+		if arch != spec.L2 {
 			continue
 		}
 		o.Starts, o.Steps = 2, 10

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"lipformer/model"
+	"lipformer/spec"
 	"lipformer/train"
 )
 
@@ -48,7 +49,7 @@ func TestConfigThenFlags(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", args, err)
 		}
-		if cfg.Arch != "dp" || !cfg.Tie || opt.Steps != 9 || opt.LR != 3e-4 || opt.Warmup != 7 {
+		if cfg.Arch != spec.DP || !cfg.Tie || opt.Steps != 9 || opt.LR != 3e-4 || opt.Warmup != 7 {
 			t.Errorf("%q: arch %s, tie %t, steps %d, lr %g, warmup %d; want dp, true, 9, 3e-4, 7", args, cfg.Arch, cfg.Tie, opt.Steps, opt.LR, opt.Warmup)
 		}
 		if !Given(fs, "lr") || Given(fs, "width") {

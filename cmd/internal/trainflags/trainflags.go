@@ -3,11 +3,13 @@
 package trainflags
 
 import (
+	"encoding"
 	"flag"
 	"slices"
 	"strings"
 
 	"lipformer/model"
+	"lipformer/spec"
 	"lipformer/train"
 )
 
@@ -30,13 +32,18 @@ func Add(fs *flag.FlagSet, cfg *model.Config, opt *train.Options, skip ...string
 			fs.Float64Var(p, name, value, usage)
 		}
 	}
+	text := func(p encoding.TextUnmarshaler, name string, value encoding.TextMarshaler, usage string) {
+		if !slices.Contains(skip, name) {
+			fs.TextVar(p, name, value, usage)
+		}
+	}
 	boolean := func(p *bool, name string, value bool, usage string) {
 		if !slices.Contains(skip, name) {
 			fs.BoolVar(p, name, value, usage)
 		}
 	}
 	dataDir := new(string)
-	str(&cfg.Arch, "arch", cfg.Arch, "architecture: "+strings.Join(model.Architectures, ", "))
+	text(&cfg.Arch, "arch", cfg.Arch, "architecture: "+spec.ArchNames())
 	str(&opt.Data, "data", opt.Data, "corpus: enwik8, shakespeare, a file path, or empty for Newton's Opticks from the Go toolchain")
 	str(dataDir, "data-dir", "", "where corpora are found and downloaded (default: the user cache directory, lipformer/)")
 	str(&opt.Split, "split", opt.Split, "train,valid,test fractions of a file corpus (default 0.9,0.05,0.05)")
@@ -46,17 +53,17 @@ func Add(fs *flag.FlagSet, cfg *model.Config, opt *train.Options, skip ...string
 	num(&cfg.Hidden, "hidden", cfg.Hidden, "MLP width (default 4 x width)")
 	num(&cfg.Context, "ctx", cfg.Context, "context length T")
 	real(&cfg.Dropout, "dropout", cfg.Dropout, "dropout on residual branches")
-	str(&cfg.Norm, "norm", cfg.Norm, "LayerNorm placement: pre, post or none; or ball, a ball norm before each branch (LayerNorm's certified substitute, docs/math.md)")
+	text(&cfg.Norm, "norm", cfg.Norm, "LayerNorm placement: pre, post or none; or ball, a ball norm before each branch (LayerNorm's certified substitute, docs/math.md)")
 	real(&cfg.LipC, "lip-c", cfg.LipC, "Lipschitz coefficient c of contractive attention and invertible blocks")
 	boolean(&cfg.Tie, "tie", cfg.Tie, "tie the output head to the token embedding (as GPT-2 and nanoGPT)")
 	boolean(&cfg.BalanceL2, "balance-l2", cfg.BalanceL2, "initialise tied L2 value maps so that A_h W^V_h starts at the norm of W^V_h (dot-product scale)")
-	str(&cfg.L2Bound, "l2-bound", cfg.L2Bound, "bound that contractive tied L2 attention divides by: "+strings.Join(model.L2BoundForms, ", ")+" (docs/math.md); unset, contractive-l2 and invertible-l2 take token2 with -l2-temp and -l2-pos-bias, and naming a bound leaves those two to their flags")
+	text(&cfg.L2Bound, "l2-bound", cfg.L2Bound, "bound that contractive tied L2 attention divides by: kim, product, token2 (docs/math.md); not given, contractive-l2 and invertible-l2 take the certified recipe (token2 with -l2-temp and -l2-pos-bias), and naming a bound leaves those two to their flags")
 	boolean(&cfg.L2Temp, "l2-temp", cfg.L2Temp, "tied L2 attention learns a temperature per head (free under the product and token2 bounds)")
 	boolean(&cfg.L2PosBias, "l2-pos-bias", cfg.L2PosBias, "tied L2 attention learns a bias of its logits per head and relative position (contractive: needs -l2-bound token2)")
 	real(&cfg.MLPGain, "mlp-gain", cfg.MLPGain, "invertible MLP branches learn a scalar input gain starting at this value, which leaves their Lipschitz constant unchanged (0: none)")
 	real(&cfg.BallRadius, "ball-radius", cfg.BallRadius, "initial radius of -norm ball's ball norms, in units of sqrt(width) (0: the embeddings' initial scale, so that tokens start on the ball's sphere)")
 	real(&cfg.EmbedStd, "embed-std", cfg.EmbedStd, "initial scale of the token and position embeddings, the residual stream's scale at initialisation (0: the weights' init std)")
-	str(&cfg.Dtype, "dtype", cfg.Dtype, "float32 or float64")
+	text(&cfg.Dtype, "dtype", cfg.Dtype, "float32 or float64")
 	num(&opt.Batch, "batch", opt.Batch, "sequences per step")
 	num(&opt.Steps, "steps", opt.Steps, "optimizer steps")
 	real(&opt.LR, "lr", opt.LR, "peak learning rate")
@@ -82,6 +89,11 @@ func Given(fs *flag.FlagSet, name string) bool {
 	fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
 	return found
 }
+
+// Recipe reports whether new runs take the certified recipe of their architecture
+// (spec.Model.WithCertifiedRecipe): when -l2-bound is given neither on the command line
+// nor in the config file.
+func Recipe(fs *flag.FlagSet) bool { return !Given(fs, "l2-bound") }
 
 // Finish applies the defaults that depend on other flags: without -warmup, a warm-up that
 // would not end before the last step becomes steps/10.

@@ -1,0 +1,219 @@
+// Package spec is the one specification of a lipformer language model: its architecture,
+// sizes and options as typed values, parsed and validated once, saved as JSON in every
+// checkpoint and passed whole to the layers that build the model.
+package spec
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"lipformer/ops"
+)
+
+// Model describes a model. It is saved inside every checkpoint, so evaluation, sampling
+// and resuming need no flags to rebuild the model. Its JSON names are the checkpoints'.
+type Model struct {
+	Arch    Arch    `json:"arch"`
+	Layers  int     `json:"layers"`  // number of blocks
+	Heads   int     `json:"heads"`   // attention heads per block
+	Width   int     `json:"width"`   // D
+	Hidden  int     `json:"hidden"`  // MLP width; 0 means 4D
+	Context int     `json:"context"` // T, the longest sequence, and the number of learned positions
+	Vocab   int     `json:"vocab"`   // V, distinct bytes of the corpus
+	Dropout float64 `json:"dropout"` // on residual branches, training only
+	Norm    Norm    `json:"norm"`    // normalisation placement (never LayerNorm for invertible archs)
+	LipC    float64 `json:"lip_c"`   // Lipschitz coefficient c of contractive attention and invertible branches
+	Dtype   Dtype   `json:"dtype"`
+	Std     float64 `json:"init_std"`
+	// EmbedStd is the initial scale of the token and position embeddings, which sets the
+	// scale of the residual stream that ball norms project; 0 means Std.
+	EmbedStd float64 `json:"embed_std,omitempty"`
+	Tie      bool    `json:"tie"` // the head is the token embedding transposed (GPT-2, nanoGPT)
+	// BalanceL2 starts tied L2 value paths at dot-product scale (layers.Attention.BalanceL2Values).
+	BalanceL2 bool `json:"balance_l2"`
+	// L2Bound is the bound contractive tied L2 attention divides by (docs/math.md): kim (Kim
+	// et al.'s product of separate norms, also what a checkpoint without the key means),
+	// product (the inf-norm bound from the norms of the products the Jacobian contains) or
+	// token2 (the token-norm bound, spectral norms).
+	L2Bound ops.BoundForm `json:"l2_bound,omitempty"`
+	// L2Temp gives tied L2 attention a learned per-head temperature (layers.Attention.LogTemp).
+	L2Temp bool `json:"l2_temp,omitempty"`
+	// L2PosBias gives tied L2 attention a learned position bias of the logits
+	// (layers.Attention.PosBias); contractive attention then needs the token2 bound.
+	L2PosBias bool `json:"l2_pos_bias,omitempty"`
+	// MLPGain > 0 gives the MLP branches of invertible architectures a learned scalar input
+	// gain starting at MLPGain (layers.SpectralMLP.LogGain), which leaves their Lipschitz
+	// constant unchanged; 0 for none.
+	MLPGain float64 `json:"mlp_gain,omitempty"`
+	// BallRadius is the initial radius of the ball norms of Norm ball, in units of
+	// sqrt(D); 0 means the embeddings' initial scale (EffectiveEmbedStd), so that the
+	// stream's tokens, of norm about sqrt(2D) times it, start outside the ball.
+	BallRadius float64 `json:"ball_radius,omitempty"`
+}
+
+// Default is a small pre-LN L2 model: 4 layers, 4 heads, width 128, context 64.
+func Default() Model {
+	return Model{Arch: L2, Layers: 4, Heads: 4, Width: 128, Context: 64, Norm: PreLN, LipC: 0.9, Dtype: Float32, Std: 0.02}
+}
+
+// Validate returns an error naming every field that is out of range or contradicts another.
+func (m Model) Validate() error {
+	var errs []string
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Sprintf(format, a...)) }
+	if m.Arch.String() == "" {
+		bad("arch unset, want one of %s", joinNames(Archs))
+	}
+	if m.Layers < 1 {
+		bad("layers %d, want >= 1", m.Layers)
+	}
+	if m.Width < 1 || m.Heads < 1 || m.Width%m.Heads != 0 {
+		bad("width %d with %d heads, want a positive width divisible by the heads", m.Width, m.Heads)
+	}
+	if m.Hidden < 0 {
+		bad("hidden %d, want >= 0 (0 means 4 x width)", m.Hidden)
+	}
+	if m.Context < 1 {
+		bad("context %d, want >= 1", m.Context)
+	}
+	if m.Vocab < 1 || m.Vocab > 256 {
+		bad("vocab %d, want 1..256 (bytes)", m.Vocab)
+	}
+	if m.Dropout < 0 || m.Dropout >= 1 {
+		bad("dropout %g, want 0 <= p < 1", m.Dropout)
+	}
+	if m.Norm.String() == "" {
+		bad("norm unset, want pre, post, none or ball")
+	}
+	if m.Dtype.String() == "" || m.Dtype > Float64 {
+		bad("dtype %d, want float32 or float64", uint8(m.Dtype))
+	}
+	if _, err := m.L2Bound.MarshalText(); err != nil {
+		bad("%v", err)
+	}
+	if m.Arch == ContractiveL2 && !(m.LipC > 0) {
+		bad("lip_c %g, want > 0 for contractive attention", m.LipC)
+	}
+	if m.Arch.Invertible() && !(m.LipC > 0 && m.LipC < 1) {
+		bad("lip_c %g, want 0 < c < 1 for an invertible architecture", m.LipC)
+	}
+	if m.Arch.Invertible() && m.Norm == PostLN {
+		bad("norm post: an invertible architecture has no LayerNorm in its blocks (want none or ball; pre is taken as none)")
+	}
+	if m.Arch == InvertibleL2 && m.Norm == BallPre && m.L2Bound != ops.BoundTok2 {
+		bad("norm ball with l2_bound %v: the ball norm is 1-Lipschitz in the token norm, not the inf-norm; want l2_bound token2", m.L2Bound)
+	}
+	if !(m.BallRadius >= 0) || math.IsInf(m.BallRadius, 0) {
+		bad("ball_radius %g, want finite and >= 0 (0: the embeddings' init scale)", m.BallRadius)
+	}
+	if m.BallRadius > 0 && m.Norm != BallPre {
+		bad("ball_radius with norm %v: only norm ball has ball norms", m.Norm)
+	}
+	if m.L2Temp && !m.Arch.TiedL2() {
+		bad("l2_temp: arch %v has no tied L2 attention", m.Arch)
+	}
+	if m.L2PosBias && !m.Arch.TiedL2() {
+		bad("l2_pos_bias: arch %v has no tied L2 attention", m.Arch)
+	}
+	if m.L2PosBias && m.Contraction() > 0 && m.L2Bound != ops.BoundTok2 {
+		bad("l2_pos_bias with l2_bound %v: a contractive layer with a position bias divides by the token2 bound", m.L2Bound)
+	}
+	if !(m.MLPGain >= 0) || math.IsInf(m.MLPGain, 0) {
+		bad("mlp_gain %g, want finite and >= 0 (0: none)", m.MLPGain)
+	}
+	if m.MLPGain > 0 && !m.Arch.Invertible() {
+		bad("mlp_gain: arch %v has no invertible MLP branches", m.Arch)
+	}
+	if !(m.Std > 0) {
+		bad("init_std %g, want > 0", m.Std)
+	}
+	if !(m.EmbedStd >= 0) || math.IsInf(m.EmbedStd, 0) {
+		bad("embed_std %g, want finite and >= 0 (0: init_std)", m.EmbedStd)
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("model config: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// HiddenWidth is the MLP width: Hidden, or 4 Width when it is 0.
+func (m Model) HiddenWidth() int {
+	if m.Hidden == 0 {
+		return 4 * m.Width
+	}
+	return m.Hidden
+}
+
+// Contraction is the coefficient c of contractive attention or invertible blocks, or 0 for
+// plain attention.
+func (m Model) Contraction() float64 {
+	if m.Arch.Contractive() {
+		return m.LipC
+	}
+	return 0
+}
+
+// Built returns m as the model is built: an invertible architecture's Norm other than ball
+// becomes none, since its blocks hold no LayerNorm.
+func (m Model) Built() Model {
+	if m.Arch.Invertible() && m.Norm != BallPre {
+		m.Norm = NoLN
+	}
+	return m
+}
+
+// WithCertifiedRecipe returns m with, for contractive-l2 and invertible-l2, the certified
+// recipe (docs/math.md): the token2 bound, per-head temperatures and a position bias, and
+// for invertible-l2 without an MLP gain an MLP gain starting at RecipeMLPGain. New runs
+// take it unless a bound is named on the command line.
+func (m Model) WithCertifiedRecipe() Model {
+	if m.Arch == ContractiveL2 || m.Arch == InvertibleL2 {
+		m.L2Bound, m.L2Temp, m.L2PosBias = ops.BoundTok2, true, true
+		if m.Arch == InvertibleL2 && m.MLPGain == 0 {
+			m.MLPGain = RecipeMLPGain
+		}
+	}
+	return m
+}
+
+// RecipeMLPGain is the initial MLP gain of the certified invertible-l2 recipe. Started at
+// 8 or more, trained gains reach e^6.6 to e^7.7; started at 1, e^1.3 to e^3.6 and a worse
+// model (EXPERIMENTS.md, "The invertible block's MLP gain").
+const RecipeMLPGain = 256
+
+// Uses reports whether the setting named by its JSON key shapes a model of m's
+// architecture: balance_l2, l2_temp and l2_pos_bias only tied L2 attention, l2_bound only
+// contractive tied L2 attention, lip_c only contractive and invertible architectures,
+// mlp_gain only invertible ones, ball_radius only norm ball, every other key always.
+func (m Model) Uses(key string) bool {
+	switch key {
+	case "balance_l2", "l2_temp", "l2_pos_bias":
+		return m.Arch.TiedL2()
+	case "l2_bound":
+		return m.Arch == ContractiveL2 || m.Arch == InvertibleL2
+	case "lip_c":
+		return m.Arch.Contractive()
+	case "mlp_gain":
+		return m.Arch.Invertible()
+	case "ball_radius":
+		return m.Norm == BallPre
+	}
+	return true
+}
+
+// EffectiveEmbedStd is the embeddings' initial scale: EmbedStd, or Std when it is 0.
+func (m Model) EffectiveEmbedStd() float64 {
+	if m.EmbedStd == 0 {
+		return m.Std
+	}
+	return m.EmbedStd
+}
+
+// EffectiveBallRadius is the ball norms' initial radius in units of sqrt(D): BallRadius, or
+// EffectiveEmbedStd when it is 0.
+func (m Model) EffectiveBallRadius() float64 {
+	if m.BallRadius == 0 {
+		return m.EffectiveEmbedStd()
+	}
+	return m.BallRadius
+}
