@@ -179,6 +179,12 @@ type jacobian struct {
 
 func newJacobian(t *testing.T, a *Attention, n, d int) *jacobian {
 	t.Helper()
+	return newMapJacobian(t, a.Forward, n, d)
+}
+
+// newMapJacobian is newJacobian of any layer map fwd on sequences of n tokens of width d.
+func newMapJacobian(t *testing.T, fwd func(*Graph, *G.Node) (*G.Node, error), n, d int) *jacobian {
+	t.Helper()
 	nd := n * d
 	g, err := NewGraph(tensor.Float64, nd, n, false)
 	if err != nil {
@@ -186,7 +192,7 @@ func newJacobian(t *testing.T, a *Attention, n, d int) *jacobian {
 	}
 	x := tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(nd*n, d))
 	xn := G.NodeFromAny(g.G, x, G.WithName("x"))
-	y, err := a.Forward(g, xn)
+	y, err := fwd(g, xn)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,11 +54,32 @@ func TestWriteSVGHasLegend(t *testing.T) {
 	}
 }
 
+// TestLogAxesSkipUndrawablePoints: on logarithmic axes the points with x or y at or below
+// zero, infinite or NaN are left out and the others drawn: the axes span exactly the
+// drawable points, the lone ones get a dot each, and the chart renders.
 func TestLogAxesSkipUndrawablePoints(t *testing.T) {
+	inf, nan := math.Inf(1), math.NaN()
 	c := Chart{LogX: true, LogY: true, Series: []Series{
-		{Label: "lr", X: []float64{0, 1, 2, 3}, Y: []float64{0, 1e-4, 1e-3, math.Inf(1)}},
-		{Label: "one point", X: []float64{5}, Y: []float64{7}},
+		// Drawable: (1, 1e-4) and (2, 1e-3), a line; (4, 2e-3) and (6, 5e-3), lone points.
+		{Label: "lr", X: []float64{0, 1, 2, 3, 4, 5, -1, 6, 7, 8}, Y: []float64{3, 1e-4, 1e-3, inf, 2e-3, 0, 3, 5e-3, -2, nan}},
+		{Label: "one point", X: []float64{0.5, 5, inf}, Y: []float64{-1, 7, 1e-9}}, // drawable: (5, 7)
 	}}
+	p, _, err := c.build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.X.Min != 1 || p.X.Max != 6 || p.Y.Min != 1e-4 || p.Y.Max != 7 {
+		t.Fatalf("axes x %g..%g, y %g..%g; want the drawable points' 1..6 and 1e-4..7", p.X.Min, p.X.Max, p.Y.Min, p.Y.Max)
+	}
+	dots := 0
+	for _, b := range p.GlyphBoxes(p) {
+		if b.Size().X > 2 { // a line gives boxes as wide as the line, 1.2 points
+			dots++
+		}
+	}
+	if dots != 3 {
+		t.Errorf("%d dots, want one at each of the 3 lone drawable points", dots)
+	}
 	var buf bytes.Buffer
 	if err := c.Write(&buf, "png"); err != nil {
 		t.Fatal(err)
