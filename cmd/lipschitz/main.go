@@ -28,7 +28,7 @@
 // lower bound over [K]'s bound (kim) and the product bound, and the token
 // norm of J at the best input over the token-norm bound, against D:
 //
-//	lipschitz -d 2,4,8,16,32 -heads 1,2,4 -weights random -n 16,64 -steps 150 -refresh 25 -construction=false -json -plot docs/lipschitz_shapes.png
+//	lipschitz -d 2,4,8,16,32 -heads 1,2,4 -weights random -n 16,64 -steps 150 -refresh 25 -construction=false -json -plot docs/figures/lipschitz_shapes.png
 //
 // Dot-product attention is not Lipschitz: it is searched inside boxes ||X||_inf <= R
 // (-radius, default 1,2,5,10,20,50); reaching R = 50 takes -steps 2000. With several
@@ -47,8 +47,8 @@
 // -search-n N searched lower bounds on N tokens and the looseness certified / lower.
 //
 //	lipschitz -ckpt out/run [-search-n 8] [-json]
-//	lipschitz -json -csv docs/lipschitz_l2.csv -plot docs/lipschitz_l2.png > docs/lipschitz_l2.jsonl
-//	lipschitz -attn dp -n 2,8,32,128 -steps 2000 -json -plot docs/lipschitz_dp.png > docs/lipschitz_dp.jsonl
+//	lipschitz -json -csv docs/tables/lipschitz_l2.csv -plot docs/figures/lipschitz_l2.png > docs/tables/lipschitz_l2.jsonl
+//	lipschitz -attn dp -n 2,8,32,128 -steps 2000 -json -plot docs/figures/lipschitz_dp.png > docs/tables/lipschitz_dp.jsonl
 package main
 
 import (
