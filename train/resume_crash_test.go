@@ -2,6 +2,7 @@ package train
 
 import (
 	"context"
+	"lipformer/spec"
 	"log/slog"
 	"math"
 	"os"
@@ -77,7 +78,7 @@ func TestResumeAfterACrashPastTheCheckpoint(t *testing.T) {
 			copied = true
 		}
 	}})
-	if _, err := (&Run{Model: smallModel(t, c, "l2", "float64", 5), Corpus: c, Opt: o, Out: whole, Log: log}).Train(context.Background()); err != nil {
+	if _, err := (&Run{Model: smallModel(t, c, spec.L2, spec.Float64, 5), Corpus: c, Opt: o, Out: whole, Log: log}).Train(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if !copied {
