@@ -48,6 +48,16 @@ const (
 	NameOpticks     = "opticks" // the default, also selected by ""
 )
 
+// IsNamed reports whether spec names a built-in corpus ("enwik8",
+// "shakespeare", "opticks" or "") rather than a file.
+func IsNamed(spec string) bool {
+	switch spec {
+	case "", NameEnwik8, NameShakespeare, NameOpticks:
+		return true
+	}
+	return false
+}
+
 // DefaultDir returns the default data directory, lipformer inside the user's
 // cache directory ($XDG_CACHE_HOME, else ~/.cache, on Linux).
 func DefaultDir() (string, error) {
