@@ -153,6 +153,7 @@ func train[T Float](ctx context.Context, r *Run) (*Summary, error) {
 	bar := newBar(r.Progress, r.Opt.Steps, start)
 	began := time.Now().Add(-t.before) // elapsed times continue across resumes
 	tokens := r.Opt.Batch * r.Model.Cfg.Context
+	var estimate runEstimate
 	step := start
 	for ; step < r.Opt.Steps; step++ {
 		stop, err := t.interrupted(ctx)
@@ -196,6 +197,9 @@ func train[T Float](ctx context.Context, r *Run) (*Summary, error) {
 		}
 		bar.Describe(fmt.Sprintf("loss %.3f  bpc %.3f", loss, BPC(loss)))
 		bar.Add(1)
+		if err := t.observe(&estimate, start, step, time.Since(t0), valTok); err != nil {
+			return nil, err
+		}
 		if (step+1)%r.Opt.EvalEvery == 0 && step+1 < r.Opt.Steps {
 			bad, err := t.validate(step+1, valTok, metrics, began)
 			if err != nil {
