@@ -21,6 +21,15 @@ type Corpus struct {
 	Vocab *Vocab
 	// Note says in words how the parts were made, with their byte ranges.
 	Note string
+	// Size and SHA256 identify the bytes read from Path: their number and
+	// their SHA-256 in lower-case hex. A run stores them to tell its corpus
+	// from another text, the same bytes in another order included.
+	Size   int
+	SHA256 string
+	// Dir is the data directory a named corpus (enwik8, shakespeare) was
+	// looked for in, as [Options.Dir] or [DefaultDir] gave it; "" for a file
+	// and for the default corpus.
+	Dir string
 }
 
 // minPartLen is the shortest usable part: two bytes, one of them a scored target.
@@ -43,6 +52,7 @@ func splitCorpus(name, path string, text []byte, s Split, origin string) (*Corpu
 		Test:  text[validEnd:],
 		Vocab: NewVocab(text),
 		Note:  note,
+		Size:  len(text),
 	}, nil
 }
 
@@ -66,6 +76,7 @@ func splitTrainValid(name, path string, text []byte, origin string) (*Corpus, er
 		Test:  valid,
 		Vocab: NewVocab(text),
 		Note:  note,
+		Size:  len(text),
 	}, nil
 }
 

@@ -2,6 +2,8 @@ package data
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -46,6 +48,16 @@ const (
 	NameOpticks     = "opticks" // the default, also selected by ""
 )
 
+// IsNamed reports whether spec names a built-in corpus ("enwik8",
+// "shakespeare", "opticks" or "") rather than a file.
+func IsNamed(spec string) bool {
+	switch spec {
+	case "", NameEnwik8, NameShakespeare, NameOpticks:
+		return true
+	}
+	return false
+}
+
 // DefaultDir returns the default data directory, lipformer inside the user's
 // cache directory ($XDG_CACHE_HOME, else ~/.cache, on Linux).
 func DefaultDir() (string, error) {
@@ -58,8 +70,8 @@ func DefaultDir() (string, error) {
 
 // Load returns the corpus that spec names, as the -data flag passes it:
 //
-//   - "enwik8": enwik8 or enwik8.zip in the data directory, downloaded when
-//     both are missing; standard split 90M/5M/5M bytes.
+//   - "enwik8": enwik8 or enwik8.zip in the data directory or in its folder
+//     enwik8, downloaded when all are missing; standard split 90M/5M/5M bytes.
 //   - "shakespeare": tinyshakespeare/input.txt in the data directory,
 //     downloaded when missing; 90% train, 10% valid, the valid part also
 //     serving as test.
@@ -68,8 +80,11 @@ func DefaultDir() (string, error) {
 //   - anything else: the path of a file, split by opt.Split. A file whose
 //     name is one of the above can be given as "./enwik8".
 //
-// Named corpora are checked against their published size and SHA-256 each
-// time they are read. Every corpus must be a regular file (symbolic links
+// enwik8 and its archive are also looked for in the folder enwik8 of the data
+// directory (DATA/enwik8/enwik8), and a download that fails names every path
+// that was looked for. Named corpora are checked against their published size
+// and SHA-256 each time they are read; every corpus records its size and
+// SHA-256 ([Corpus.Size], [Corpus.SHA256]). Every corpus must be a regular file (symbolic links
 // are followed) of at most [MaxCorpusBytes] bytes.
 func Load(ctx context.Context, spec string, opt Options) (*Corpus, error) {
 	log := opt.Logger
@@ -117,11 +132,17 @@ func loadRemote(ctx context.Context, name string, r remoteCorpus, opt Options, l
 	if err != nil {
 		return nil, err
 	}
-	if err := verifyBytes(path, text, r.file); err != nil {
+	sum := sha256.Sum256(text)
+	if err := verifyContent(path, int64(len(text)), sum[:], r.file.size, r.file.sha256); err != nil {
 		return nil, fmt.Errorf("%w (remove it to download it again)", err)
 	}
 	log.Info("loaded corpus", "name", name, "path", path, "bytes", len(text))
-	return cut(path, text)
+	c, err := cut(path, text)
+	if err != nil {
+		return nil, err
+	}
+	c.SHA256, c.Dir = hex.EncodeToString(sum[:]), dir
+	return c, nil
 }
 
 // loadFile reads the corpus file at path and splits it by s.
@@ -134,7 +155,13 @@ func loadFile(name, path string, s Split, origin string) (*Corpus, error) {
 	if err != nil {
 		return nil, err
 	}
-	return splitCorpus(name, path, text, s, origin)
+	c, err := splitCorpus(name, path, text, s, origin)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(text)
+	c.SHA256 = hex.EncodeToString(sum[:])
+	return c, nil
 }
 
 // readCorpusFile reads the corpus file at path after checking, before reading

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -201,4 +202,29 @@ func TestLoadRemoteCorpusMustBeRegular(t *testing.T) {
 	}
 	_, err := Load(context.Background(), NameShakespeare, Options{Dir: dir, ShakespeareURL: closedURL()})
 	wantErrorContaining(t, err, path, "not a regular file", "a directory")
+}
+
+// TestLoadRecordsSizeAndHash: a corpus records the size and SHA-256 of the bytes read,
+// so the same bytes in another order are told apart.
+func TestLoadRecordsSizeAndHash(t *testing.T) {
+	dir := t.TempDir()
+	text := []byte(strings.Repeat("abcdefghij klmnopqrst uvwxyz\n", 4))
+	path := filepath.Join(dir, "a.txt")
+	os.WriteFile(path, text, 0o644)
+	c, err := Load(context.Background(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Size != len(text) || c.SHA256 != hexSHA256(text) || c.Dir != "" {
+		t.Errorf("size %d, SHA-256 %s, dir %q; want %d, %s, none", c.Size, c.SHA256, c.Dir, len(text), hexSHA256(text))
+	}
+	slices.Reverse(text)
+	os.WriteFile(path, text, 0o644)
+	d, err := Load(context.Background(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Size != c.Size || d.SHA256 == c.SHA256 {
+		t.Errorf("reversed: size %d, SHA-256 %s; want %d and another hash than %s", d.Size, d.SHA256, c.Size, c.SHA256)
+	}
 }

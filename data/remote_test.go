@@ -182,3 +182,59 @@ func TestEnsureDirectFile(t *testing.T) {
 		t.Fatal("downloaded corpus differs")
 	}
 }
+
+// fakeEnwik8 is enwik8's description with its file and archive replaced by corpus and
+// archive (a zip whose member is "enwik8"), under the names enwik8 and enwik8.zip.
+func fakeEnwik8(corpus, archive []byte, url string) remoteCorpus {
+	r := enwik8Corpus(url)
+	r.file = checkedFile{name: "enwik8", size: int64(len(corpus)), sha256: hexSHA256(corpus)}
+	r.archive = &checkedFile{name: "enwik8.zip", size: int64(len(archive)), sha256: hexSHA256(archive)}
+	return r
+}
+
+// TestEnwik8InItsOwnFolder: enwik8 is found at D/enwik8/enwik8, the common layout where
+// D/enwik8 is a folder (beside enwik7, say), and its archive at D/enwik8/enwik8.zip;
+// nothing is downloaded.
+func TestEnwik8InItsOwnFolder(t *testing.T) {
+	corpus, _ := payload(3000)
+	archive := zipOf(t, member{"enwik8", corpus})
+	url, requests := countingServer(t, archive)
+	r := fakeEnwik8(corpus, archive, url)
+
+	dir := t.TempDir()
+	folder := filepath.Join(dir, "enwik8")
+	os.MkdirAll(folder, 0o755)
+	os.WriteFile(filepath.Join(folder, "enwik7"), corpus[:1000], 0o644)
+	os.WriteFile(filepath.Join(folder, "enwik8"), corpus, 0o644)
+	path, err := r.ensure(context.Background(), dir, nil, discardLogger())
+	if err != nil || path != filepath.Join(folder, "enwik8") {
+		t.Errorf("file in D/enwik8/: path %q, error %v; want %s", path, err, filepath.Join(folder, "enwik8"))
+	}
+
+	dir = t.TempDir()
+	folder = filepath.Join(dir, "enwik8")
+	os.MkdirAll(folder, 0o755)
+	os.WriteFile(filepath.Join(folder, "enwik8.zip"), archive, 0o644)
+	path, err = r.ensure(context.Background(), dir, nil, discardLogger())
+	if err != nil || path != filepath.Join(folder, "enwik8") {
+		t.Errorf("archive in D/enwik8/: path %q, error %v; want %s", path, err, filepath.Join(folder, "enwik8"))
+	}
+	if got, _ := os.ReadFile(filepath.Join(folder, "enwik8")); !bytes.Equal(got, corpus) {
+		t.Error("archive in D/enwik8/: the extracted corpus differs")
+	}
+	if requests.Load() != 0 {
+		t.Errorf("%d downloads, want none", requests.Load())
+	}
+}
+
+// TestEnwik8NotFoundSaysEveryPath: when enwik8 is in none of its places and cannot be
+// downloaded, the error names every path that was looked for.
+func TestEnwik8NotFoundSaysEveryPath(t *testing.T) {
+	dir := t.TempDir()
+	folder := filepath.Join(dir, "enwik8")
+	os.MkdirAll(folder, 0o755)
+	os.WriteFile(filepath.Join(folder, "enwik7"), []byte("not enwik8"), 0o644)
+	_, err := Load(context.Background(), NameEnwik8, Options{Dir: dir, Enwik8URL: closedURL()})
+	wantErrorContaining(t, err, "looked for", folder+" (a directory)", filepath.Join(folder, "enwik8"),
+		filepath.Join(dir, "enwik8.zip"), filepath.Join(folder, "enwik8.zip"))
+}

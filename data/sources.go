@@ -27,8 +27,9 @@ func enwik8Corpus(url string) remoteCorpus {
 			size:   36_445_475,
 			sha256: "547994d9980ebed1288380d652999f38a14fe291a6247c157c3d33d4932534bc",
 		},
-		member: "enwik8",
-		url:    url,
+		member:  "enwik8",
+		url:     url,
+		folders: []string{"enwik8"},
 	}
 }
 

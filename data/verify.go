@@ -43,12 +43,6 @@ func verifyContent(file string, size int64, sum []byte, wantSize int64, wantSHA2
 	return nil
 }
 
-// verifyBytes checks content that was read from file against want.
-func verifyBytes(file string, content []byte, want checkedFile) error {
-	sum := sha256.Sum256(content)
-	return verifyContent(file, int64(len(content)), sum[:], want.size, want.sha256)
-}
-
 // verifyFile checks the file at path against want, reading it only when its
 // size is right.
 func verifyFile(path string, want checkedFile) error {

@@ -43,6 +43,9 @@ func (sw *Runner) Run(ctx context.Context, s Spec) (*train.Summary, error) {
 		log.Info("finished already: skipped")
 		return d.Summary(), nil
 	case train.ActResume:
+		if err := d.SummaryError(); err != nil {
+			log.Warn("the summary file is unreadable: resuming from the checkpoint and the metrics log, and writing a new summary at the end", "error", err)
+		}
 		var step int
 		if r, step, err = d.Resume(); err != nil {
 			return nil, err

@@ -31,6 +31,7 @@ const (
 	MetaTrain  = "lipformer.train"  // JSON Options
 	MetaStep   = "lipformer.step"   // steps completed
 	MetaBest   = "lipformer.best"   // JSON {step, val_loss} of the best validation so far
+	// MetaCorpus (corpus.go) holds the corpus's identity, JSON CorpusID.
 )
 
 // BaselineOrders returns the orders of the n-gram baselines in
@@ -67,7 +68,8 @@ type Run struct {
 // While it runs it holds an exclusive lock of OUT (LockFile, where available), and it
 // refuses a directory another process holds, a new run in a directory that holds one
 // (but for Restart), a resume that leaves no step to train and a resume on a corpus of
-// another vocabulary, before it writes anything. Then it removes the
+// another vocabulary, or of another size or SHA-256 than the checkpoint stores
+// (CorpusID), before it writes anything. Then it removes the
 // temporary files that interrupted writes of the directory's files left behind, and a
 // resume truncates a torn last row of the metrics log (RepairMetrics).
 //
@@ -145,12 +147,13 @@ func train[T Float](ctx context.Context, r *Run) (*Summary, error) {
 	}
 	defer metrics.Close()
 	nan := NotMeasured()
-	sum := &Summary{Model: r.Model.Cfg, Options: r.Opt, Corpus: r.Corpus.Name, Params: r.Model.NumParams(), BestStep: -1,
+	sum := &Summary{Model: r.Model.Cfg, Options: r.Opt, Corpus: r.Corpus.Name, CorpusID: IdentifyCorpus(r.Corpus), Params: r.Model.NumParams(), BestStep: -1,
 		TokensPerS: nan, FinalValBPC: nan, BestValBPC: nan, TestBPC: nan,
 		EvalProtocol: "bits per byte over every byte of the split but its first, in consecutive non-overlapping windows of the context length"}
 	bar := newBar(r.Progress, r.Opt.Steps, start)
 	began := time.Now().Add(-t.before) // elapsed times continue across resumes
 	tokens := r.Opt.Batch * r.Model.Cfg.Context
+	var estimate runEstimate
 	step := start
 	for ; step < r.Opt.Steps; step++ {
 		stop, err := t.interrupted(ctx)
@@ -194,6 +197,9 @@ func train[T Float](ctx context.Context, r *Run) (*Summary, error) {
 		}
 		bar.Describe(fmt.Sprintf("loss %.3f  bpc %.3f", loss, BPC(loss)))
 		bar.Add(1)
+		if err := t.observe(&estimate, start, step, time.Since(t0), valTok); err != nil {
+			return nil, err
+		}
 		if (step+1)%r.Opt.EvalEvery == 0 && step+1 < r.Opt.Steps {
 			bad, err := t.validate(step+1, valTok, metrics, began)
 			if err != nil {
@@ -480,8 +486,13 @@ func (t *trainer[T]) save(name string, step int) error {
 	if err != nil {
 		return err
 	}
+	corpus, err := json.Marshal(IdentifyCorpus(t.Corpus))
+	if err != nil {
+		return err
+	}
 	state, meta := t.st.Adam.State()
 	meta[MetaTrain], meta[MetaStep], meta[MetaBest] = string(opt), strconv.Itoa(step), string(best)
+	meta[MetaCorpus] = string(corpus)
 	return t.Model.Save(filepath.Join(t.Out, name), t.Corpus.Vocab.Bytes(), state, meta)
 }
 

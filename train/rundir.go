@@ -21,7 +21,8 @@ import (
 // and the config and options in its summary too.
 type RunDir struct {
 	dir        string
-	summary    *Summary // nil when absent
+	summary    *Summary // nil when absent or unreadable
+	summaryErr error    // why the summary file could not be read, or nil
 	hasMetrics bool
 	hasLatest  bool
 }
@@ -40,6 +41,10 @@ const (
 
 // OpenRun reads the state of the run directory dir: which of its files exist, and its
 // summary. A directory that does not exist is an empty one, where a new run can start.
+// A summary file that does not parse (empty, or cut short by a crash or a full disk) is
+// set aside, not an error: the directory then has no summary, SummaryError says why, and
+// a resume works from the checkpoint and the metrics log alone, as it always does, and
+// writes a new summary.
 func OpenRun(dir string) (*RunDir, error) {
 	d := &RunDir{dir: dir}
 	var err error
@@ -59,10 +64,14 @@ func OpenRun(dir string) (*RunDir, error) {
 	}
 	d.summary = new(Summary)
 	if err := json.Unmarshal(b, d.summary); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		d.summary, d.summaryErr = nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return d, nil
 }
+
+// SummaryError is why the directory's summary file could not be read (it exists but
+// does not parse), or nil. A program that resumes the run warns of it.
+func (d *RunDir) SummaryError() error { return d.summaryErr }
 
 // fileExists reports whether path exists; an error other than its absence is returned.
 func fileExists(path string) (bool, error) {
@@ -80,7 +89,7 @@ func (d *RunDir) Dir() string { return d.dir }
 func (d *RunDir) Path(name string) string { return filepath.Join(d.dir, name) }
 
 // Summary is the run's summary, nil when the directory has none (a run that has not
-// ended, or crashed).
+// ended, or crashed) or an unreadable one (SummaryError).
 func (d *RunDir) Summary() *Summary { return d.summary }
 
 // HoldsRun reports whether a run was started in the directory: it has a metrics log.
@@ -92,12 +101,13 @@ func (d *RunDir) HasCheckpoint() bool { return d.hasLatest }
 // Action decides what to do with the run: skip it when its summary says it ended,
 // resume it from its checkpoint when it has one, restart it when it crashed before its
 // first checkpoint, train it when nothing is there. A summary of an interrupted run
-// without its checkpoint is an error.
+// without its checkpoint is an error. An unreadable summary (SummaryError) counts as
+// one of an interrupted run.
 func (d *RunDir) Action() (Action, error) {
 	switch {
 	case d.summary != nil && !d.summary.Interrupted:
 		return ActSkip, nil
-	case d.hasLatest && (d.summary != nil || d.hasMetrics):
+	case d.hasLatest && (d.summary != nil || d.summaryErr != nil || d.hasMetrics):
 		return ActResume, nil
 	case d.summary != nil:
 		return "", fmt.Errorf("%s: the run was interrupted but its checkpoint %s is missing", d.dir, LatestFile)
@@ -128,8 +138,9 @@ func errHoldsRun(dir string) error {
 // Resume returns the run that continues the directory's latest checkpoint, with the
 // run's saved model, optimizer state and options, and the steps the checkpoint
 // completed. It refuses a directory whose lock another process holds (an error wrapping
-// ErrRunInUse). Only the number of steps may then change (FixedOnResume); Run.Train
-// refuses a run that it leaves no step to train.
+// ErrRunInUse). Only the number of steps and the corpus's place may then change
+// (FixedOnResume); Run.Train refuses a run that it leaves no step to train, and a corpus
+// that is not the text the checkpoint stores the size and hash of.
 func (d *RunDir) Resume() (*Run, int, error) {
 	if err := CheckLock(d.dir); err != nil {
 		return nil, 0, err
@@ -161,8 +172,10 @@ func TrainOptions(ck *model.Checkpoint) (Options, error) {
 
 // FixedOnResume reports whether the setting called name (a JSON field of model.Config or
 // Options, or the cmd/train flag that sets one) keeps its saved value when a run is
-// resumed: every setting does but the number of steps, which may grow.
-func FixedOnResume(name string) bool { return name != "steps" }
+// resumed: every setting does but the number of steps, which may grow, and where the
+// corpus is (data, a file that moved, and data-dir), which may change when the text does
+// not: Run.Train refuses a corpus of another size or SHA-256 than the checkpoint stores.
+func FixedOnResume(name string) bool { return name != "steps" && name != "data" && name != "data-dir" }
 
 // Settings returns the run's model config and training options, from its summary when
 // it has one, else from the metadata of its latest checkpoint (read without its

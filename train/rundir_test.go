@@ -142,20 +142,22 @@ func TestResumeRefusesAnotherVocabulary(t *testing.T) {
 	}
 }
 
-// TestResolveCorpus: a relative corpus path stored in a checkpoint is found as given or
-// in the run directory, and the error of neither names both places.
+// TestResolveCorpus: a relative corpus path stored in a checkpoint is found as given, at
+// the absolute path stored with it, or in the run directory, in this order, and the error
+// of none names every place.
 func TestResolveCorpus(t *testing.T) {
 	run := t.TempDir()
 	ckpt := filepath.Join(run, LatestFile)
 	t.Chdir(t.TempDir())
 	for _, spec := range []string{"", data.NameShakespeare, "/abs/corpus.txt"} {
-		if got, err := ResolveCorpus(spec, ckpt, nil); got != spec || err != nil {
+		if got, err := ResolveCorpus(spec, "", ckpt, nil); got != spec || err != nil {
 			t.Errorf("%q: %q, %v; want it unchanged", spec, got, err)
 		}
 	}
-	_, err := ResolveCorpus("c.txt", ckpt, nil)
+	abs := filepath.Join(t.TempDir(), "c.txt")
+	_, err := ResolveCorpus("c.txt", abs, ckpt, nil)
 	cwd, _ := os.Getwd()
-	for _, want := range []string{"corpus file c.txt", ckpt, filepath.Join(cwd, "c.txt"), filepath.Join(run, "c.txt")} {
+	for _, want := range []string{"corpus file c.txt", ckpt, filepath.Join(cwd, "c.txt"), abs, filepath.Join(run, "c.txt")} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("corpus nowhere: error %v, want one mentioning %q", err, want)
 		}
@@ -163,13 +165,48 @@ func TestResolveCorpus(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(run, "c.txt"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := ResolveCorpus("c.txt", ckpt, nil); got != filepath.Join(run, "c.txt") || err != nil {
+	if got, err := ResolveCorpus("c.txt", abs, ckpt, nil); got != filepath.Join(run, "c.txt") || err != nil {
 		t.Errorf("corpus in the run directory: %q, %v", got, err)
+	}
+	if err := os.WriteFile(abs, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ResolveCorpus("c.txt", abs, ckpt, nil); got != abs || err != nil {
+		t.Errorf("corpus at its stored absolute path: %q, %v; want %s", got, err, abs)
 	}
 	if err := os.WriteFile("c.txt", []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := ResolveCorpus("c.txt", ckpt, nil); got != "c.txt" || err != nil {
+	if got, err := ResolveCorpus("c.txt", abs, ckpt, nil); got != "c.txt" || err != nil {
 		t.Errorf("corpus here: %q, %v", got, err)
+	}
+}
+
+// TestOpenRunSetsATornSummaryAside: an empty or truncated summary file is not an error:
+// the directory has no summary, SummaryError names the file, and a run with a checkpoint
+// is to be resumed.
+func TestOpenRunSetsATornSummaryAside(t *testing.T) {
+	c := smallCorpus(t)
+	out := t.TempDir()
+	r := &Run{Model: smallModel(t, c, "dp", "float32", 1), Corpus: c, Opt: smallOptions(10), Out: out, Log: quiet()}
+	if _, err := r.Train(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(out, SummaryFile)
+	b, _ := os.ReadFile(path)
+	for _, torn := range [][]byte{nil, b[:len(b)/3]} {
+		if err := os.WriteFile(path, torn, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		d, err := OpenRun(out)
+		if err != nil {
+			t.Fatalf("%d bytes of summary: %v", len(torn), err)
+		}
+		if d.Summary() != nil || d.SummaryError() == nil || !strings.Contains(d.SummaryError().Error(), path) {
+			t.Errorf("%d bytes of summary: summary %v, error %v; want none, and an error naming %s", len(torn), d.Summary(), d.SummaryError(), path)
+		}
+		if act, err := d.Action(); act != ActResume || err != nil {
+			t.Errorf("%d bytes of summary: action %q, %v; want %q", len(torn), act, err, ActResume)
+		}
 	}
 }

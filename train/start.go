@@ -15,7 +15,8 @@ import (
 // checkStart refuses a new run in a directory that holds one (unless r.Restart, when it
 // removes the metrics log of the run that crashed there), a resume of a run that has
 // already reached its last step, and a resume on a corpus of another vocabulary than the
-// checkpoint's.
+// checkpoint's, or of another size or SHA-256 than it stores (a checkpoint that stores
+// none is warned of).
 func (r *Run) checkStart() error {
 	if r.Resume == nil {
 		path := filepath.Join(r.Out, MetricsFile)
@@ -37,6 +38,16 @@ func (r *Run) checkStart() error {
 	step, err := r.Resume.MetaInt(MetaStep)
 	if err != nil {
 		return fmt.Errorf("resume %s: %w", r.Out, err)
+	}
+	id, ok, err := StoredCorpus(r.Resume.Meta)
+	switch {
+	case err != nil:
+		return fmt.Errorf("resume %s: %w", r.Out, err)
+	case !ok:
+		r.Log.Warn("the checkpoint stores no size or hash of its corpus (it was written before they were stored): the corpus cannot be checked; the next checkpoint stores those of this one",
+			"dir", r.Out, "corpus", r.Corpus.Path, "bytes", r.Corpus.Size, "sha256", r.Corpus.SHA256)
+	case !id.Same(r.Corpus):
+		return fmt.Errorf("resume %s at step %d: %s: an exact continuation needs the same text (give its file with -data)", r.Out, step, id.Differs(r.Corpus))
 	}
 	if step >= r.Opt.Steps {
 		return fmt.Errorf("resume %s: the run is at step %d and is to run %d steps in all, which leaves none to train: give more than %d",

@@ -57,6 +57,7 @@ type Summary struct {
 	Model        model.Config       `json:"model"`
 	Options      Options            `json:"options"`
 	Corpus       string             `json:"corpus"`
+	CorpusID     CorpusID           `json:"corpus_id"` // the text trained on and where it was, in the last session
 	Params       int                `json:"params"`
 	Steps        int                `json:"steps"`                // steps completed
 	Seconds      float64            `json:"seconds"`              // training time, summed over resumed sessions

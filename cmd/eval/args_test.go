@@ -26,8 +26,9 @@ func TestHelpAndExtraArguments(t *testing.T) {
 }
 
 // TestEvalFindsARelativeCorpusPath: a run trained on a corpus given by a relative path,
-// evaluated from another directory, finds the corpus in the run directory, and when it is
-// not there either the error says the path came from the checkpoint and names -data.
+// evaluated from another directory, finds the corpus at the absolute path stored with it,
+// else in the run directory, and when it is in neither the error says the path came from
+// the checkpoint, every place it was looked for, and names -data.
 func TestEvalFindsARelativeCorpusPath(t *testing.T) {
 	trainDir := t.TempDir()
 	t.Chdir(trainDir)
@@ -53,14 +54,8 @@ func TestEvalFindsARelativeCorpusPath(t *testing.T) {
 
 	t.Chdir(t.TempDir())
 	var stdout, stderr bytes.Buffer
-	err = run(context.Background(), []string{"-ckpt", out}, &stdout, &stderr)
-	for _, want := range []string{"corpus file shk.txt", "relative path stored in checkpoint " + filepath.Join(out, train.LatestFile), filepath.Join(out, "shk.txt"), "-data"} {
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("corpus in neither directory: error %v, want one mentioning %q", err, want)
-		}
-	}
-	if err := run(context.Background(), []string{"-ckpt", out, "-data", filepath.Join(trainDir, "shk.txt")}, &stdout, &stderr); err != nil {
-		t.Errorf("with -data: %v", err)
+	if err := run(context.Background(), []string{"-ckpt", out}, &stdout, &stderr); err != nil || !strings.Contains(stdout.String(), "bpc") {
+		t.Errorf("corpus at its stored absolute path: %v, output %q", err, stdout.String())
 	}
 	if err := os.Rename(filepath.Join(trainDir, "shk.txt"), filepath.Join(out, "shk.txt")); err != nil {
 		t.Fatal(err)
@@ -68,5 +63,18 @@ func TestEvalFindsARelativeCorpusPath(t *testing.T) {
 	stdout.Reset()
 	if err := run(context.Background(), []string{"-ckpt", out}, &stdout, &stderr); err != nil || !strings.Contains(stdout.String(), "bpc") {
 		t.Errorf("corpus in the run directory: %v, output %q", err, stdout.String())
+	}
+	if err := os.Rename(filepath.Join(out, "shk.txt"), filepath.Join(trainDir, "moved.txt")); err != nil {
+		t.Fatal(err)
+	}
+	err = run(context.Background(), []string{"-ckpt", out}, &stdout, &stderr)
+	for _, want := range []string{"corpus file shk.txt", "relative path stored in checkpoint " + filepath.Join(out, train.LatestFile),
+		filepath.Join(trainDir, "shk.txt"), filepath.Join(out, "shk.txt"), "-data"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("corpus nowhere: error %v, want one mentioning %q", err, want)
+		}
+	}
+	if err := run(context.Background(), []string{"-ckpt", out, "-data", filepath.Join(trainDir, "moved.txt")}, &stdout, &stderr); err != nil {
+		t.Errorf("with -data: %v", err)
 	}
 }

@@ -71,8 +71,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	ckpt := fs.String("ckpt", "", "run directory (its latest checkpoint) or checkpoint file")
-	dataSpec := fs.String("data", "", "corpus (default: the one the checkpoint was trained on)")
-	dataDir := fs.String("data-dir", "", "where corpora are found and downloaded")
+	dataSpec := fs.String("data", "", "corpus (default: the one the checkpoint was trained on; a warning says when the text differs from it)")
+	dataDir := fs.String("data-dir", "", "where corpora are found and downloaded (default with -ckpt: the run's, else the user cache directory)")
 	split := fs.String("split", "test", "split to score: valid or test")
 	batch := fs.Int("batch", 16, "windows per evaluation batch")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
@@ -123,12 +123,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var corpus *data.Corpus
-	if *dataSpec != "" {
-		corpus, err = cli.LoadCorpus(ctx, *dataSpec, opt.Split, *dataDir, cli.Logger(stderr))
-	} else {
-		corpus, err = cli.CheckpointCorpus(ctx, opt.Data, opt.Split, path, *dataDir, cli.Logger(stderr))
+	id, _, err := train.StoredCorpus(ck.Meta)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
+	corpus, err := cli.CheckpointCorpus(ctx, *dataSpec, opt, id, path, *dataDir, cli.Logger(stderr))
 	if err != nil {
 		return err
 	}

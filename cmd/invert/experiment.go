@@ -56,12 +56,11 @@ func dataWindows(ctx context.Context, c *config, path string, ck *model.Checkpoi
 	if err != nil {
 		return nil, "", err
 	}
-	var corpus *data.Corpus
-	if c.data != "" {
-		corpus, err = cli.LoadCorpus(ctx, c.data, opt.Split, c.dataDir, log)
-	} else {
-		corpus, err = cli.CheckpointCorpus(ctx, opt.Data, opt.Split, path, c.dataDir, log)
+	id, _, err := train.StoredCorpus(ck.Meta)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", path, err)
 	}
+	corpus, err := cli.CheckpointCorpus(ctx, c.data, opt, id, path, c.dataDir, log)
 	if err != nil {
 		return nil, "", err
 	}

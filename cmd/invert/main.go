@@ -68,8 +68,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.SetOutput(stderr)
 	c := &config{}
 	fs.StringVar(&c.ckpt, "ckpt", "", "run directory (its latest checkpoint) or checkpoint file of an invertible architecture")
-	fs.StringVar(&c.data, "data", "", "corpus of the data windows (default: the one the checkpoint was trained on)")
-	fs.StringVar(&c.dataDir, "data-dir", "", "where corpora are found and downloaded")
+	fs.StringVar(&c.data, "data", "", "corpus of the data windows (default: the one the checkpoint was trained on; a warning says when the text differs from it)")
+	fs.StringVar(&c.dataDir, "data-dir", "", "where corpora are found and downloaded (default: the run's, else the user cache directory)")
 	fs.StringVar(&c.split, "split", "valid", "split of the data windows: valid or test")
 	fs.IntVar(&c.batch, "batch", 4, "sequences per inversion (of the model's context length)")
 	spreads := fs.String("spread", "1,10,100", "comma-separated spreads of the adversarial and random inputs")

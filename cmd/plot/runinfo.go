@@ -32,6 +32,9 @@ func loadRun(dir string) (*runInfo, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := d.SummaryError(); err != nil {
+		return nil, err // a plot would lose the summary's baselines and divergence without a word
+	}
 	m, err := d.Metrics()
 	switch {
 	case errors.Is(err, fs.ErrNotExist):

@@ -14,6 +14,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"os/signal"
@@ -22,6 +23,7 @@ import (
 	"syscall"
 
 	"lipformer/cmd/internal/trainflags"
+	"lipformer/data"
 	"lipformer/dist"
 	"lipformer/internal/cli"
 	"lipformer/model"
@@ -148,11 +150,11 @@ func runOn(ctx context.Context, comm dist.Comm, args []string, stdout, stderr io
 	spec := opt.Data
 	if *resume != "" {
 		var err error
-		if r, err = resumeRun(fs, *resume, *out, opt.Steps); err != nil {
+		if r, err = resumeRun(fs, *resume, *out, opt.Steps, log); err != nil {
 			return err
 		}
-		if spec, err = train.ResolveCorpus(r.Opt.Data, filepath.Join(*resume, train.LatestFile), log); err != nil {
-			return fmt.Errorf("-resume %s: %w: resume from the directory the run was started in, or copy the corpus file into the run directory", *resume, err)
+		if spec, err = resumeCorpus(fs, r, *resume, opt.Data, dataDir, log); err != nil {
+			return err
 		}
 	}
 	r.Log, r.Progress, r.Certify = log, cli.Progress(os.Stderr), *certify
@@ -183,11 +185,13 @@ func runOn(ctx context.Context, comm dist.Comm, args []string, stdout, stderr io
 	return trainErr
 }
 
-// resumeRun returns the run of the latest checkpoint of dir; only -steps, -json,
-// -sample, -certify and an -out naming dir itself may be given with -resume
+// resumeRun returns the run of the latest checkpoint of dir; only -steps, -data, -data-dir,
+// -json, -sample, -certify and an -out naming dir itself may be given with -resume
 // (train.FixedOnResume). It refuses a directory another process trains in, and a run that
-// -steps (or, without it, the run's own number of steps) leaves nothing to train.
-func resumeRun(fs *flag.FlagSet, dir, out string, steps int) (*train.Run, error) {
+// -steps (or, without it, the run's own number of steps) leaves nothing to train. An
+// unreadable summary is warned of: the resume needs only the checkpoint and the metrics
+// log, and writes a new summary.
+func resumeRun(fs *flag.FlagSet, dir, out string, steps int, log *slog.Logger) (*train.Run, error) {
 	if fixed := fixedFlags(fs); len(fixed) > 0 {
 		return nil, fmt.Errorf("-resume continues a run with its saved settings: %s cannot change", strings.Join(fixed, ", "))
 	}
@@ -197,6 +201,9 @@ func resumeRun(fs *flag.FlagSet, dir, out string, steps int) (*train.Run, error)
 	d, err := train.OpenRun(dir)
 	if err != nil {
 		return nil, err
+	}
+	if err := d.SummaryError(); err != nil {
+		log.Warn("the summary file is unreadable: resuming from the checkpoint and the metrics log, and writing a new summary at the end", "error", err)
 	}
 	r, at, err := d.Resume()
 	if err != nil {
@@ -211,6 +218,49 @@ func resumeRun(fs *flag.FlagSet, dir, out string, steps int) (*train.Run, error)
 		return nil, fmt.Errorf("run %s finished at step %d; give -steps M > %d to continue it", dir, at, at)
 	}
 	return r, nil
+}
+
+// resumeCorpus returns the corpus spec that a resume of the run r from dir loads, and sets
+// *dataDir to the run's data directory when -data-dir is not given. Without -data it is
+// the stored spec, a relative file path looked for as train.ResolveCorpus does; -data
+// (given) may name the file of a file corpus at another place, which becomes the run's,
+// or the run's own named corpus. Whichever file is loaded, Run.Train refuses it unless it
+// has the size and SHA-256 that the checkpoint stores.
+func resumeCorpus(fs *flag.FlagSet, r *train.Run, dir, given string, dataDir *string, log *slog.Logger) (string, error) {
+	ckpt := filepath.Join(dir, train.LatestFile)
+	id, hasID, err := train.StoredCorpus(r.Resume.Meta)
+	if err != nil {
+		return "", fmt.Errorf("-resume %s: %s: %w", dir, ckpt, err)
+	}
+	if *dataDir == "" {
+		*dataDir = id.DataDir
+	}
+	stored := r.Opt.Data
+	if !trainflags.Given(fs, "data") {
+		spec, err := train.ResolveCorpus(stored, id.Path, ckpt, log)
+		if err != nil {
+			return "", fmt.Errorf("-resume %s: %w: resume from the directory the run was started in, give the corpus file with -data, or copy it into the run directory", dir, err)
+		}
+		return spec, nil
+	}
+	switch {
+	case data.IsNamed(stored) && canonical(given) != canonical(stored):
+		return "", fmt.Errorf("-data %s with -resume %s: the run was trained on the built-in corpus %q, whose split a file does not reproduce: leave -data out (and give -data-dir if the corpus moved)", given, dir, canonical(stored))
+	case !data.IsNamed(stored) && data.IsNamed(given):
+		return "", fmt.Errorf("-data %s with -resume %s: the run was trained on the file %s; give the path of that file", given, dir, stored)
+	case !data.IsNamed(stored) && !hasID:
+		return "", fmt.Errorf("-data %s with -resume %s: checkpoint %s stores no size or hash of its corpus to check another file against (it was written before they were stored): leave -data out and resume where %s is found", given, dir, ckpt, stored)
+	}
+	r.Opt.Data = given
+	return given, nil
+}
+
+// canonical is the name of the built-in corpus spec: "" is opticks.
+func canonical(spec string) string {
+	if spec == "" {
+		return data.NameOpticks
+	}
+	return spec
 }
 
 // fixedFlags lists the flags given in fs that set a saved setting of the run other than

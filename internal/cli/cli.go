@@ -95,17 +95,44 @@ func CheckpointPath(arg string) (string, error) {
 	return path, nil
 }
 
-// CheckpointCorpus loads the corpus a checkpoint was trained on: stored is the -data value
-// saved in the checkpoint at ckptPath, split its split string. A relative file path is
-// looked up as train.ResolveCorpus does (against the current directory, then against the
-// run directory); when neither has it, the error says where it was looked for and that
-// -data names the corpus instead.
-func CheckpointCorpus(ctx context.Context, stored, split, ckptPath, dataDir string, log *slog.Logger) (*data.Corpus, error) {
-	spec, err := train.ResolveCorpus(stored, ckptPath, log)
-	if err != nil {
-		return nil, fmt.Errorf("%w: give the corpus with -data PATH", err)
+// CheckpointCorpus loads the corpus a checkpoint was trained on, or the one that spec
+// names when it is not "". The checkpoint's training options opt give the -data value
+// stored and the split; id is the corpus identity the checkpoint stores (the zero
+// CorpusID when it stores none). A stored relative file path is looked up as
+// train.ResolveCorpus does (against the current directory, at the absolute path stored,
+// then in the run directory); when none has it, the error says where it came from and
+// that -data names the corpus instead. A named corpus is looked for in dataDir, or when
+// that is "" in the data directory stored (CorpusID.DataDir), or the default. A corpus
+// whose size or SHA-256 differs from the stored ones is logged as a warning: the scores
+// are then of another text (WarnOtherCorpus).
+func CheckpointCorpus(ctx context.Context, spec string, opt train.Options, id train.CorpusID, ckptPath, dataDir string, log *slog.Logger) (*data.Corpus, error) {
+	if spec == "" {
+		var err error
+		if spec, err = train.ResolveCorpus(opt.Data, id.Path, ckptPath, log); err != nil {
+			return nil, fmt.Errorf("%w: give the corpus with -data PATH", err)
+		}
 	}
-	return LoadCorpus(ctx, spec, split, dataDir, log)
+	if dataDir == "" {
+		dataDir = id.DataDir
+	}
+	c, err := LoadCorpus(ctx, spec, opt.Split, dataDir, log)
+	if err != nil {
+		return nil, err
+	}
+	WarnOtherCorpus(log, id, c, ckptPath)
+	return c, nil
+}
+
+// WarnOtherCorpus logs a warning when the corpus c differs in size or SHA-256 from the
+// identity id stored in the checkpoint at ckptPath, naming the file and both sizes and
+// hashes; a zero id (a checkpoint that stores none) is not compared. log may be nil.
+func WarnOtherCorpus(log *slog.Logger, id train.CorpusID, c *data.Corpus, ckptPath string) {
+	if log == nil || id.SHA256 == "" || id.Same(c) {
+		return
+	}
+	log.Warn("the corpus is not the text the checkpoint was trained on: the scores are of another text",
+		"checkpoint", ckptPath, "file", c.Path, "bytes", c.Size, "sha256", c.SHA256,
+		"stored_file", id.Path, "stored_bytes", id.Bytes, "stored_sha256", id.SHA256)
 }
 
 // LoadCorpus loads the corpus named by spec with an optional split string ("" keeps the

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"lipformer/train"
 )
 
 func TestInts(t *testing.T) {
@@ -96,7 +98,7 @@ func TestCheckpointCorpus(t *testing.T) {
 	runDir := t.TempDir()
 	ckpt := filepath.Join(runDir, "ckpt.safetensors")
 	t.Chdir(t.TempDir())
-	_, err := CheckpointCorpus(context.Background(), "shk.txt", "", ckpt, "", nil)
+	_, err := CheckpointCorpus(context.Background(), "", train.Options{Data: "shk.txt"}, train.CorpusID{}, ckpt, "", nil)
 	for _, want := range []string{"corpus file shk.txt", "relative path stored in checkpoint " + ckpt, filepath.Join(runDir, "shk.txt"), "-data"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("missing corpus: error %v, want one containing %q", err, want)
@@ -105,14 +107,14 @@ func TestCheckpointCorpus(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(runDir, "shk.txt"), text, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c, err := CheckpointCorpus(context.Background(), "shk.txt", "", ckpt, "", nil)
+	c, err := CheckpointCorpus(context.Background(), "", train.Options{Data: "shk.txt"}, train.CorpusID{}, ckpt, "", nil)
 	if err != nil || c.Path != filepath.Join(runDir, "shk.txt") {
 		t.Fatalf("corpus in the run directory: %v, %+v", err, c)
 	}
 	if err := os.WriteFile("shk.txt", text[:200], 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c, err = CheckpointCorpus(context.Background(), "shk.txt", "", ckpt, "", nil)
+	c, err = CheckpointCorpus(context.Background(), "", train.Options{Data: "shk.txt"}, train.CorpusID{}, ckpt, "", nil)
 	if err != nil || c.Path != "shk.txt" || len(c.Train)+len(c.Valid)+len(c.Test) != 200 {
 		t.Fatalf("corpus in the current directory: %v, %+v; want it before the run directory's", err, c)
 	}

@@ -91,6 +91,8 @@ func TestConfigsAreTheirCommandLines(t *testing.T) {
 			"-min-lr 1e-4 -warmup 100 -schedule cosine -beta2 0.99 -dropout 0 -eval-every 1000 -eval-bytes 0 -seed 1",
 		"enwik7.toml": "-layers 4 -heads 4 -width 128 -ctx 64 -batch 16 -steps 1000 -lr 1e-3 -min-lr 1e-4 -warmup 100 " +
 			"-schedule cosine -beta2 0.99 -eval-every 250 -eval-bytes 100000 -seed 1",
+		"enwik8.toml": "-data enwik8 -layers 4 -heads 4 -width 128 -ctx 64 -batch 16 -steps 10000 -lr 1e-3 -min-lr 1e-4 -warmup 100 " +
+			"-schedule cosine -beta2 0.99 -eval-every 1000 -eval-bytes 100000 -seed 1",
 		"p1.toml": "-layers 1 -heads 4 -width 256 -hidden 1024 -ctx 128 -batch 16",
 		"p2.toml": "-data shakespeare -layers 4 -heads 4 -width 128 -hidden 512 -ctx 64 -batch 12",
 		"p3.toml": "-layers 6 -heads 4 -width 256 -hidden 1024 -ctx 256 -batch 8",

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"lipformer/data"
+	"lipformer/model"
+	"lipformer/train"
+)
+
+// runOn trains a tiny model for 2 steps on the corpus that spec names (in the data
+// directory dir) and returns its run directory.
+func runOn(t *testing.T, spec, dir string) string {
+	t.Helper()
+	c, err := data.Load(context.Background(), spec, data.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := model.Config{Arch: "contractive-l2", Layers: 1, Heads: 2, Width: 16, Context: 16, Vocab: c.Vocab.Size(), Norm: "pre", LipC: 0.9, Dtype: "float32", Std: 0.02}
+	m, err := model.New(cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := train.DefaultOptions()
+	opt.Data, opt.Steps, opt.Batch, opt.Warmup, opt.EvalEvery, opt.EvalBytes = spec, 2, 4, 1, 2, 200
+	out := t.TempDir()
+	r := &train.Run{Model: m, Corpus: c, Opt: opt, Out: out, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if _, err := r.Train(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestEvalWarnsOnAnotherText: eval of a checkpoint whose corpus file was rewritten with
+// the same bytes in another order (the same vocabulary) warns, naming the file and the
+// stored and found hashes; on the unchanged file it does not.
+func TestEvalWarnsOnAnotherText(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "text.txt")
+	text := []byte(strings.Repeat("Call me Ishmael. Some years ago, never mind how long. ", 60))
+	os.WriteFile(path, text, 0o644)
+	out := runOn(t, path, "")
+	eval := func() string {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		if err := run(context.Background(), []string{"-ckpt", out, "-batch", "3"}, &stdout, &stderr); err != nil {
+			t.Fatalf("%v\n%s", err, stderr.String())
+		}
+		return stderr.String()
+	}
+	if log := eval(); strings.Contains(log, "WARN") {
+		t.Errorf("the unchanged corpus: a warning\n%s", log)
+	}
+	slices.Reverse(text)
+	os.WriteFile(path, text, 0o644)
+	log := eval()
+	for _, want := range []string{"WARN", path, "sha256"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the reordered corpus: no %q in the log\n%s", want, log)
+		}
+	}
+}
+
+// sharedData is the folder of real corpora at the repository root (DATA); tests that
+// read it are skipped without it.
+func sharedData(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "..", "DATA"))
+	if err == nil {
+		_, err = os.Stat(filepath.Join(dir, "tinyshakespeare", "input.txt"))
+	}
+	if err != nil {
+		t.Skipf("real corpora not available (%v): this opt-in test reads DATA at the repository root", err)
+	}
+	return dir
+}
+
+// TestEvalFindsTheStoredDataDir: eval of a run of -data shakespeare -data-dir D, given no
+// -data-dir, reads the corpus from D, not from the default directory (which is empty, and
+// whose download could only reach a closed local port).
+func TestEvalFindsTheStoredDataDir(t *testing.T) {
+	dir := sharedData(t)
+	out := runOn(t, data.NameShakespeare, dir)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("HTTP_PROXY", "http://127.0.0.1:1")
+	t.Setenv("HTTPS_PROXY", "http://127.0.0.1:1")
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"-ckpt", out, "-batch", "8"}, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "on shakespeare test") {
+		t.Errorf("output %q", stdout.String())
+	}
+}

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"lipformer/data"
+	"lipformer/model"
+	"lipformer/train"
+)
+
+// TestInvertWarnsOnAnotherText: invert on a checkpoint whose corpus file was rewritten
+// with the same bytes in another order warns, naming the file; on the unchanged file it
+// does not.
+func TestInvertWarnsOnAnotherText(t *testing.T) {
+	out := checkpoint(t, "invertible-l2")
+	path := filepath.Join(filepath.Dir(out), "text.txt")
+	invert := func() string {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		if err := run(context.Background(), []string{"-ckpt", out, "-batch", "2", "-spread", "1"}, &stdout, &stderr); err != nil {
+			t.Fatalf("%v\n%s", err, stderr.String())
+		}
+		return stderr.String()
+	}
+	if log := invert(); strings.Contains(log, "corpus") && strings.Contains(log, "WARN") {
+		t.Errorf("the unchanged corpus: a warning\n%s", log)
+	}
+	text, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Reverse(text)
+	os.WriteFile(path, text, 0o644)
+	log := invert()
+	for _, want := range []string{"WARN", path, "sha256"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the reordered corpus: no %q in the log\n%s", want, log)
+		}
+	}
+}
+
+// TestInvertFindsTheStoredDataDir: invert on a run of -data shakespeare -data-dir D, given
+// no -data-dir, reads the corpus from D, not from the default directory (which is empty,
+// and whose download could only reach a closed local port). It reads the real corpus in
+// DATA at the repository root and is skipped without it.
+func TestInvertFindsTheStoredDataDir(t *testing.T) {
+	dir, err := filepath.Abs(filepath.Join("..", "..", "DATA"))
+	if err == nil {
+		_, err = os.Stat(filepath.Join(dir, "tinyshakespeare", "input.txt"))
+	}
+	if err != nil {
+		t.Skipf("real corpora not available (%v): this opt-in test reads DATA at the repository root", err)
+	}
+	c, err := data.Load(context.Background(), data.NameShakespeare, data.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := model.New(model.Config{Arch: "invertible-l2", Layers: 1, Heads: 2, Width: 8, Context: 8, Vocab: c.Vocab.Size(), Norm: "none",
+		LipC: 0.9, Dtype: "float32", Std: 0.3}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := train.DefaultOptions()
+	o.Data, o.Steps, o.Batch, o.Warmup, o.EvalEvery, o.EvalBytes = data.NameShakespeare, 2, 2, 0, 2, 100
+	out := t.TempDir()
+	r := &train.Run{Model: m, Corpus: c, Opt: o, Out: out, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if _, err := r.Train(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("HTTP_PROXY", "http://127.0.0.1:1")
+	t.Setenv("HTTPS_PROXY", "http://127.0.0.1:1")
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"-ckpt", out, "-batch", "2", "-spread", "1"}, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+}
