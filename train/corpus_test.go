@@ -12,6 +12,7 @@ import (
 	"lipformer/data"
 	"lipformer/model"
 	"lipformer/safetensors"
+	"lipformer/spec"
 )
 
 // TestCheckpointStoresCorpus: every checkpoint and the summary store the corpus's
@@ -29,7 +30,7 @@ func TestCheckpointStoresCorpus(t *testing.T) {
 	}
 	c.Dir = "corpora" // as a named corpus loaded with -data-dir corpora records it
 	out := t.TempDir()
-	r := &Run{Model: smallModel(t, c, "dp", "float32", 1), Corpus: c, Opt: smallOptions(10), Out: out, Log: quiet()}
+	r := &Run{Model: smallModel(t, c, spec.DP, spec.Float32, 1), Corpus: c, Opt: smallOptions(10), Out: out, Log: quiet()}
 	sum, err := r.Train(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +56,7 @@ func TestCheckpointStoresCorpus(t *testing.T) {
 func TestResumeRefusesAnotherText(t *testing.T) {
 	c := smallCorpus(t)
 	out := t.TempDir()
-	r := &Run{Model: smallModel(t, c, "dp", "float32", 1), Corpus: c, Opt: smallOptions(10), Out: out, Log: quiet()}
+	r := &Run{Model: smallModel(t, c, spec.DP, spec.Float32, 1), Corpus: c, Opt: smallOptions(10), Out: out, Log: quiet()}
 	if _, err := r.Train(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package train
 import (
 	"bytes"
 	"context"
+	"lipformer/spec"
 	"log/slog"
 	"strings"
 	"testing"
@@ -19,7 +20,7 @@ func TestRunLogsAnEstimate(t *testing.T) {
 		{estimateSteps, 0},      // the first step and 19 measured
 	} {
 		var logs bytes.Buffer
-		r := &Run{Model: smallModel(t, c, "dp", "float32", 1), Corpus: c, Opt: smallOptions(s.steps), Out: t.TempDir(),
+		r := &Run{Model: smallModel(t, c, spec.DP, spec.Float32, 1), Corpus: c, Opt: smallOptions(s.steps), Out: t.TempDir(),
 			Log: slog.New(slog.NewTextHandler(&logs, nil))}
 		if _, err := r.Train(context.Background()); err != nil {
 			t.Fatal(err)

@@ -188,7 +188,7 @@ func TestResolveCorpus(t *testing.T) {
 func TestOpenRunSetsATornSummaryAside(t *testing.T) {
 	c := smallCorpus(t)
 	out := t.TempDir()
-	r := &Run{Model: smallModel(t, c, "dp", "float32", 1), Corpus: c, Opt: smallOptions(10), Out: out, Log: quiet()}
+	r := &Run{Model: smallModel(t, c, spec.DP, spec.Float32, 1), Corpus: c, Opt: smallOptions(10), Out: out, Log: quiet()}
 	if _, err := r.Train(context.Background()); err != nil {
 		t.Fatal(err)
 	}

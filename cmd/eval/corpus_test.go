@@ -13,24 +13,25 @@ import (
 
 	"lipformer/data"
 	"lipformer/model"
+	"lipformer/spec"
 	"lipformer/train"
 )
 
-// runOn trains a tiny model for 2 steps on the corpus that spec names (in the data
+// runOn trains a tiny model for 2 steps on the corpus named corpus (in the data
 // directory dir) and returns its run directory.
-func runOn(t *testing.T, spec, dir string) string {
+func runOn(t *testing.T, corpus, dir string) string {
 	t.Helper()
-	c, err := data.Load(context.Background(), spec, data.Options{Dir: dir})
+	c, err := data.Load(context.Background(), corpus, data.Options{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := model.Config{Arch: "contractive-l2", Layers: 1, Heads: 2, Width: 16, Context: 16, Vocab: c.Vocab.Size(), Norm: "pre", LipC: 0.9, Dtype: "float32", Std: 0.02}
+	cfg := model.Config{Arch: spec.ContractiveL2, Layers: 1, Heads: 2, Width: 16, Context: 16, Vocab: c.Vocab.Size(), Norm: spec.PreLN, LipC: 0.9, Dtype: spec.Float32, Std: 0.02}
 	m, err := model.New(cfg, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	opt := train.DefaultOptions()
-	opt.Data, opt.Steps, opt.Batch, opt.Warmup, opt.EvalEvery, opt.EvalBytes = spec, 2, 4, 1, 2, 200
+	opt.Data, opt.Steps, opt.Batch, opt.Warmup, opt.EvalEvery, opt.EvalBytes = corpus, 2, 4, 1, 2, 200
 	out := t.TempDir()
 	r := &train.Run{Model: m, Corpus: c, Opt: opt, Out: out, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if _, err := r.Train(context.Background()); err != nil {

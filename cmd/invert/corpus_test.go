@@ -13,6 +13,7 @@ import (
 
 	"lipformer/data"
 	"lipformer/model"
+	"lipformer/spec"
 	"lipformer/train"
 )
 
@@ -20,7 +21,7 @@ import (
 // with the same bytes in another order warns, naming the file; on the unchanged file it
 // does not.
 func TestInvertWarnsOnAnotherText(t *testing.T) {
-	out := checkpoint(t, "invertible-l2")
+	out := checkpoint(t, spec.InvertibleL2)
 	path := filepath.Join(filepath.Dir(out), "text.txt")
 	invert := func() string {
 		t.Helper()
@@ -63,8 +64,8 @@ func TestInvertFindsTheStoredDataDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := model.New(model.Config{Arch: "invertible-l2", Layers: 1, Heads: 2, Width: 8, Context: 8, Vocab: c.Vocab.Size(), Norm: "none",
-		LipC: 0.9, Dtype: "float32", Std: 0.3}, 1)
+	m, err := model.New(model.Config{Arch: spec.InvertibleL2, Layers: 1, Heads: 2, Width: 8, Context: 8, Vocab: c.Vocab.Size(), Norm: spec.NoLN,
+		LipC: 0.9, Dtype: spec.Float32, Std: 0.3}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
