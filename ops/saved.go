@@ -1,10 +1,11 @@
 package ops
 
 // A saved result is what one op of a graph computes for other ops of the same run to
-// reuse instead of recomputing it: the P of a forward attention op, read by its backward,
-// and the per-job bias sums of that backward, read by the bias gradient. The writer and
-// its readers share the result through an object made when the graph is built (in
-// SymDiff), never through a key such as a tensor's address.
+// reuse instead of recomputing it: the P of a forward attention op, read by its backward;
+// the per-job bias sums of that backward, read by the bias gradient; the factors of the
+// token2 bound, read by its gradient ops. The writer and its readers share the result
+// through an object made when the graph is built (in SymDiff), never through a key such as
+// a tensor's address.
 //
 // Two rules make a read correct by construction:
 //   - every reader takes the writer's output, or a value computed from it, as an input,

@@ -141,3 +141,53 @@ func TestAttentionBiasBackwardOfALaterRun(t *testing.T) {
 		assertClose(t, fmt.Sprintf("%v bias", kind), toF64(do(t, bg, x, bias, y, dout, dp)), [][]float64{toF64(wantDB)}, 0)
 	}
 }
+
+// TestL2BoundTok2GradientOfALaterRun: the bound's four gradient ops reuse its factors in
+// the run it computed them. After that run, W^Q and the bias are overwritten in place and the gradient ops run again without the
+// bound. They must not reuse the factors the bound computed from the old values: each
+// gives exactly the gradient a gradient op without a forward computes at the new values,
+// and the W^Q gradient matches central differences.
+func TestL2BoundTok2GradientOfALaterRun(t *testing.T) {
+	const h, n = 2, 5
+	w := []*tensor.Dense{gradcheck.Rand(100, 1, 6, 6), gradcheck.Rand(101, 1, 6, 6), gradcheck.Rand(102, 1, 6, 6),
+		gradcheck.Rand(103, 1, h, 6), gradcheck.Rand(104, 1, h, 6/h), gradcheck.Rand(105, 1, 6), gradcheck.Rand(106, 1, 6),
+		gradcheck.Rand(107, 1, h, 7)}
+	in := make([]G.Value, len(w))
+	for i, x := range w {
+		in[i] = x
+	}
+	g := G.NewF64(0.7)
+	fwd := newTok2Op(h, n, true, -1)
+	var grads [4]*tok2Op
+	for part := range grads {
+		grads[part] = fwd.gradOp(part) // as SymDiff does, before any run
+	}
+	out := do(t, fwd, in...)
+	for part, op := range grads { // the factors are reused, with exactly the recomputed result
+		got := toF64(do(t, op, tok2GradArgs(in, out, g)...))
+		if op.read.seen != fwd.st.done.gen {
+			t.Fatalf("part %d did not reuse the factors of the bound's run", part)
+		}
+		want := toF64(do(t, newTok2Op(h, n, true, part), tok2GradArgs(in, out, g)...))
+		assertClose(t, fmt.Sprintf("part %d kept", part), got, [][]float64{want}, 0)
+	}
+
+	newQ, newBias := gradcheck.Rand(108, 1, 6, 6), gradcheck.Rand(109, 1, h, 7)
+	overwrite(t, w[0], newQ)
+	overwrite(t, w[7], newBias)
+	for part, op := range grads {
+		got := toF64(do(t, op, tok2GradArgs(in, out, g)...))
+		want := toF64(do(t, newTok2Op(h, n, true, part), tok2GradArgs(in, out, g)...))
+		assertClose(t, fmt.Sprintf("part %d", part), got, [][]float64{want}, 0)
+		if part == 0 {
+			assertDirectional(t, "W^Q", w[0], gradcheck.Rand(110, 1, 6, 6), got, func() float64 {
+				return 0.7 * toF64(do(t, newTok2Op(h, n, true, -1), in...))[0]
+			})
+		}
+	}
+}
+
+// tok2GradArgs are the inputs of a gradient op: the bound's inputs, the bound and g.
+func tok2GradArgs(in []G.Value, out, g G.Value) []G.Value {
+	return append(append([]G.Value{}, in...), out, g)
+}
