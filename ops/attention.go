@@ -109,24 +109,33 @@ func attention(packed, bias *G.Node, spec AttentionSpec) (*G.Node, error) {
 }
 
 // attentionOp is the forward op of Attention, or (grad) its backward, which maps
-// (packed, out, dout) to dpacked. The backward takes the forward's output out only so that
-// it runs after the forward of the same step: it reuses the P the forward kept (keep, set
-// when the forward is differentiated), and recomputes P when that is missing or was
-// computed from another input. With a position bias every op also takes the bias after
-// packed, and the bias gradient (biasGrad) maps (packed, bias, out, dout, dpacked) to
-// dbias (H, T): the packed backward, which it runs after, leaves it in the forward op's
-// dbias.
+// (packed, out, dout) to dpacked. A differentiated forward op shares an attnState with the
+// ops of its gradient (see saved): it keeps P there, and the backward, which takes the
+// forward's output out so that it runs after the forward of the same run, reuses P if the
+// forward wrote it since the backward's last run and recomputes it otherwise. With a
+// position bias every op also takes the bias after packed, and the bias gradient
+// (biasGrad) maps (packed, bias, out, dout, dpacked) to dbias (H, L): the packed backward,
+// which it runs after, leaves the per-job sums in the shared state.
 type attentionOp struct {
 	baseOp
 	spec     AttentionSpec
 	grad     bool
 	biasGrad bool
 	ws       kernel.Workspace // one (sequence, head) job's work space per worker
-	keep     bool             // forward: keep P in probs for the backward
-	probs    keptProbs        // forward: P of the last run when keep
-	fwd      *attentionOp     // backward: the forward op whose kept P it reads
-	dbias    []float64        // forward: (B*H, T) per-job bias gradients of the last backward
-	dbiasOf  uintptr          // forward: the address of the dpacked output that backward wrote with them
+	st       *attnState       // shared by a differentiated forward op and the ops of its gradient
+	read     reader           // backward: the last P it took; bias gradient: the last sums
+}
+
+// attnState is what a forward attention op and the ops of its gradient share: P of every
+// (sequence, head) job of the forward's last run, (B*H, T, T), with the dtype and shape of
+// the packed input, and the per-job bias gradients (B*H, T) of the backward's last run.
+type attnState struct {
+	probs  kernel.Workspace
+	pDone  saved
+	dt     tensor.Dtype
+	shape  [2]int
+	dbias  []float64
+	dbDone saved
 }
 
 func newAttentionOp(spec AttentionSpec, grad bool) *attentionOp {
@@ -222,17 +231,17 @@ func (op *attentionOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, 
 	return dp, err
 }
 
-// biasGradient sums the per-job bias gradients the packed backward left in the forward
-// op, over the sequences of the batch, into a new (H, L) tensor (0 beyond T).
+// biasGradient sums the per-job bias gradients the packed backward left in the shared
+// state, over the sequences of the batch, into a new (H, L) tensor (0 beyond T). It fails
+// unless that backward wrote them since this op's last run.
 func (op *attentionOp) biasGradient(prealloc G.Value, dt tensor.Dtype, in []G.Value) (G.Value, error) {
 	h, t, l := op.spec.Heads, op.spec.SeqLen, op.spec.BiasLen
-	dp, err := dense(op.name, in, 4)
-	if err != nil {
-		return nil, err
+	if op.st == nil || !op.read.take(&op.st.dbDone) {
+		return nil, fmt.Errorf("%s: the backward this gradient follows has not written the bias sums of this run", op.name)
 	}
-	jobs := op.fwd.dbias
-	if op.fwd.dbiasOf != dp.Uintptr() || len(jobs)%(h*t) != 0 || len(jobs) == 0 {
-		return nil, fmt.Errorf("%s: the bias sums were not written by the backward this gradient follows", op.name)
+	jobs := op.st.dbias
+	if len(jobs)%(h*t) != 0 || len(jobs) == 0 {
+		return nil, fmt.Errorf("%s: %d bias sums, want a positive multiple of H*T = %d", op.name, len(jobs), h*t)
 	}
 	out := op.out.get(prealloc, dt, tensor.Shape{h, l}, in)
 	sum := make([]float64, h*l)
@@ -273,29 +282,48 @@ func (op *attentionOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
 	if err != nil {
 		return nil, err
 	}
-	bg := newAttentionOp(op.spec, true)
-	bg.biasGrad, bg.fwd, bg.name = true, op, bg.name+"Bias"
-	db, err := G.ApplyOp(bg, in[0], in[1], out, grad, d)
+	db, err := G.ApplyOp(op.biasGradOp(), in[0], in[1], out, grad, d)
 	return G.Nodes{d, db}, err
 }
 
-// backward returns the backward op of the forward op op and has op keep P for it.
+// backward returns the backward op of the forward op op, sharing op's state, in which op
+// then keeps P.
 func (op *attentionOp) backward() *attentionOp {
 	back := newAttentionOp(op.spec, true)
-	back.fwd, op.keep = op, true
+	back.st = op.state()
 	return back
 }
 
+// biasGradOp returns the bias gradient op of the forward op op, sharing op's state.
+func (op *attentionOp) biasGradOp() *attentionOp {
+	bg := newAttentionOp(op.spec, true)
+	bg.biasGrad, bg.st, bg.name = true, op.state(), bg.name+"Bias"
+	return bg
+}
+
+// state returns the state op shares with the ops of its gradient, making it on first use.
+func (op *attentionOp) state() *attnState {
+	if op.st == nil {
+		op.st = &attnState{}
+	}
+	return op.st
+}
+
 // attnForwardJobs runs the forward of every (sequence, head) job of op, writing P into
-// op.probs when op.keep and into the workers' scratch otherwise.
+// the shared state when op has one (it is differentiated) and into the workers' scratch
+// otherwise.
 func attnForwardJobs[T kernel.Float](op *attentionOp, g attnGeometry, packed *tensor.Dense, in []G.Value, out *tensor.Dense) error {
+	st := op.st
+	if st != nil {
+		st.pDone.begin()
+	}
 	bias, err := biasOf[T](op, in)
 	if err != nil {
 		return err
 	}
 	var kept []T
-	if op.keep {
-		kept = resetProbs[T](&op.probs, g)
+	if st != nil {
+		kept = kernel.Scratch[T](&st.probs, 1, g.probsLen())[0]
 	}
 	x, y := data[T](packed), data[T](out) // Data allocates: once, not per job
 	runJobs(g, &op.ws, func(s []T, b, h int) {
@@ -305,32 +333,41 @@ func attnForwardJobs[T kernel.Float](op *attentionOp, g attnGeometry, packed *te
 		}
 		attnForward(g, p, nq, nk, x, bias, y, b, h)
 	})
-	if op.keep {
-		op.probs.set(packed, op.biasAddr(in))
+	if st != nil {
+		s := packed.Shape()
+		st.dt, st.shape = packed.Dtype(), [2]int{s[0], s[1]}
+		st.pDone.done()
 	}
 	return nil
 }
 
 // attnBackwardJobs runs the backward of every (sequence, head) job of op into dp, with
-// the P its forward kept for packed, or else P recomputed in the workers' scratch.
-// With a bias, the per-job bias gradients go to the forward op's dbias.
+// the P its forward kept in this run, or else P recomputed in the workers' scratch.
+// With a bias, the per-job bias gradients go to the shared state.
 func attnBackwardJobs[T kernel.Float](op *attentionOp, g attnGeometry, packed *tensor.Dense, in []G.Value, dout, dp *tensor.Dense) error {
+	if op.spec.Bias && op.st == nil { // a backward op of its own: its bias sums go unread
+		op.st = &attnState{}
+	}
+	st := op.st
+	if op.spec.Bias {
+		st.dbDone.begin()
+	}
 	bias, err := biasOf[T](op, in)
 	if err != nil {
 		return err
 	}
 	var kept []T
-	if op.fwd != nil {
-		kept = keptProbsOf[T](&op.fwd.probs, g, packed, op.biasAddr(in))
+	if s := packed.Shape(); st != nil && op.read.take(&st.pDone) && st.dt == packed.Dtype() && st.shape == [2]int{s[0], s[1]} {
+		kept = kernel.Scratch[T](&st.probs, 1, g.probsLen())[0]
 	}
 	var dbias []float64
 	if bias != nil {
 		t, n := g.spec.SeqLen, g.batch*g.spec.Heads
-		if cap(op.fwd.dbias) < n*t {
-			op.fwd.dbias = make([]float64, n*t)
+		if cap(st.dbias) < n*t {
+			st.dbias = make([]float64, n*t)
 		}
-		dbias = op.fwd.dbias[:n*t]
-		op.fwd.dbias, op.fwd.dbiasOf = dbias, dp.Uintptr()
+		dbias = st.dbias[:n*t]
+		st.dbias = dbias
 		clear(dbias)
 	}
 	x, dy, dx := data[T](packed), data[T](dout), data[T](dp) // Data allocates: once, not per job
@@ -349,52 +386,8 @@ func attnBackwardJobs[T kernel.Float](op *attentionOp, g attnGeometry, packed *t
 		}
 		attnBackward(g, p, ds, r, c, x, dy, dx, jb, b, h)
 	})
+	if bias != nil {
+		st.dbDone.done()
+	}
 	return nil
-}
-
-// keptProbs is the P of every (sequence, head) job of a forward op's last run, (B*H, T, T),
-// with the input it was computed from: the address, dtype and shape of the packed tensor,
-// and the address of the position bias (0 without one).
-// Within a step the backward runs after the forward (it takes the forward's output), and
-// the packed input is not written in between, so a matching key means P is current.
-type keptProbs struct {
-	ws    kernel.Workspace
-	src   uintptr // 0 while P is being written or before the first run
-	bias  uintptr
-	dt    tensor.Dtype
-	shape [2]int
-}
-
-// resetProbs marks k as not yet written and returns its buffer for P of the jobs of g.
-func resetProbs[T kernel.Float](k *keptProbs, g attnGeometry) []T {
-	k.src = 0
-	return kernel.Scratch[T](&k.ws, 1, g.probsLen())[0]
-}
-
-// set records packed as the input of the P just written.
-func (k *keptProbs) set(packed *tensor.Dense, bias uintptr) {
-	s := packed.Shape()
-	k.src, k.dt, k.shape, k.bias = packed.Uintptr(), packed.Dtype(), [2]int{s[0], s[1]}, bias
-}
-
-// keptProbsOf returns the P k holds if it was computed from packed and the same bias, else
-// nil.
-func keptProbsOf[T kernel.Float](k *keptProbs, g attnGeometry, packed *tensor.Dense, bias uintptr) []T {
-	s := packed.Shape()
-	if k.src == 0 || k.src != packed.Uintptr() || k.dt != packed.Dtype() || k.shape != [2]int{s[0], s[1]} || k.bias != bias {
-		return nil
-	}
-	return kernel.Scratch[T](&k.ws, 1, g.probsLen())[0]
-}
-
-// biasAddr is the address of the bias input (the second) of an op with a position bias,
-// or 0.
-func (op *attentionOp) biasAddr(in []G.Value) uintptr {
-	if !op.spec.Bias {
-		return 0
-	}
-	if b, ok := in[1].(*tensor.Dense); ok {
-		return b.Uintptr()
-	}
-	return 0
 }

@@ -55,18 +55,24 @@ func L2BoundTok2(wq, wv, wo, uq, vq, un, vn, bias *G.Node, heads, n int) (*G.Nod
 }
 
 // tok2Op is L2BoundTok2 (part -1) or its gradient with respect to wq, wv, wo or the bias
-// (part 0, 1, 2, 3), which takes the inputs and the scalar g.
+// (part 0, 1, 2, 3), which takes the inputs, the bound (only so that it runs after the
+// bound of the same run) and the scalar g. A differentiated bound shares a tok2State with
+// its gradient ops (see saved): it keeps its factors there, and each gradient op reuses
+// them if the bound wrote them since that op's last run, and recomputes them otherwise.
 type tok2Op struct {
 	baseOp
 	heads, n int
 	bias     bool
 	part     int
-	// A forward op keeps its last factors with the addresses of the inputs they were
-	// computed from, and its gradient ops (fwd) reuse them: within a step the backward runs
-	// after the forward on unchanged inputs.
-	kept    any
-	keptKey [8]uintptr
-	fwd     *tok2Op
+	st       *tok2State // shared by a differentiated bound and its gradient ops
+	read     reader     // gradient: the last factors it took
+}
+
+// tok2State holds the factors (a tok2Bound of the inputs' element type) of a bound's last
+// run.
+type tok2State struct {
+	factors any
+	done    saved
 }
 
 func newTok2Op(heads, n int, bias bool, part int) *tok2Op {
@@ -81,16 +87,16 @@ func (op *tok2Op) inputs() int {
 	return 7
 }
 
-// Arity is the inputs forward, and one more (g) backward.
+// Arity is the inputs forward, and two more (the bound and g) backward.
 func (op *tok2Op) Arity() int {
 	if op.part < 0 {
 		return op.inputs()
 	}
-	return op.inputs() + 1
+	return op.inputs() + 2
 }
 
 // Type maps three matrices, two matrices of vectors, two vectors and the bias matrix to a
-// scalar, or with a scalar more to a matrix.
+// scalar, or with two scalars more to a matrix.
 func (op *tok2Op) Type() hm.Type {
 	a := hm.TypeVariable('a')
 	m, v := G.TensorType{Dims: 2, Of: a}, G.TensorType{Dims: 1, Of: a}
@@ -101,7 +107,7 @@ func (op *tok2Op) Type() hm.Type {
 	if op.part < 0 {
 		return hm.NewFnType(append(ts, a)...)
 	}
-	return hm.NewFnType(append(ts, a, m)...)
+	return hm.NewFnType(append(ts, a, a, m)...)
 }
 
 // InferShape is a scalar forward, (D, D) backward and the bias's shape for part 3.
@@ -127,7 +133,7 @@ func (op *tok2Op) Do(in ...G.Value) (G.Value, error) {
 	g := 0.0
 	if op.part >= 0 {
 		var err error
-		if g, err = scalar(in[op.inputs()]); err != nil {
+		if g, err = scalar(in[op.inputs()+1]); err != nil {
 			return nil, fmt.Errorf("%s: %w", op.name, err)
 		}
 	}
@@ -146,23 +152,31 @@ func tok2Do[T kernel.Float](op *tok2Op, w []*tensor.Dense, in []G.Value, g float
 	if op.bias {
 		bias = data[T](w[7])
 	}
-	var key [8]uintptr
-	for i, t := range w {
-		key[i] = t.Uintptr()
-	}
-	f, ok := tok2Bound[T]{}, false
-	if op.fwd != nil && op.fwd.keptKey == key {
-		f, ok = op.fwd.kept.(tok2Bound[T])
-	}
-	if !ok {
-		f = tok2Factors(data[T](w[0]), data[T](w[1]), data[T](w[2]), data[T](w[3]), data[T](w[4]), data[T](w[5]), data[T](w[6]), bias, w[0].Shape()[0], op.heads, op.n)
+	factors := func() tok2Bound[T] {
+		return tok2Factors(data[T](w[0]), data[T](w[1]), data[T](w[2]), data[T](w[3]), data[T](w[4]), data[T](w[5]), data[T](w[6]), bias, w[0].Shape()[0], op.heads, op.n)
 	}
 	if op.part < 0 {
-		op.kept, op.keptKey = f, key
+		if op.st != nil {
+			op.st.done.begin()
+		}
+		f := factors()
+		if op.st != nil {
+			op.st.factors = f
+			op.st.done.done()
+		}
 		if w[0].Dtype() == tensor.Float32 {
 			return G.NewF32(float32(f.bound))
 		}
 		return G.NewF64(f.bound)
+	}
+	f, ok := tok2Bound[T]{}, false
+	if op.st != nil && op.read.take(&op.st.done) {
+		f, ok = op.st.factors.(tok2Bound[T])
+	}
+	if ok { // the bound's inputs are this op's: read them from here
+		f.wq, f.wv, f.wo, f.uq, f.vq, f.un, f.vn, f.bias = data[T](w[0]), data[T](w[1]), data[T](w[2]), data[T](w[3]), data[T](w[4]), data[T](w[5]), data[T](w[6]), bias
+	} else {
+		f = factors()
 	}
 	shape := w[0].Shape()
 	if op.part == 3 {
@@ -183,7 +197,7 @@ func (op *tok2Op) DiffWRT(int) []bool {
 	return d
 }
 
-// SymDiff applies the gradient ops.
+// SymDiff applies the gradient ops to the inputs, the bound and its gradient.
 func (op *tok2Op) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
 	ds := make(G.Nodes, op.inputs())
 	for i, diff := range op.DiffWRT(0) {
@@ -195,13 +209,22 @@ func (op *tok2Op) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
 			part = 3
 		}
 		var err error
-		back := newTok2Op(op.heads, op.n, op.bias, part)
-		back.fwd = op
-		if ds[i], err = G.ApplyOp(back, append(append(G.Nodes{}, in...), grad)...); err != nil {
+		if ds[i], err = G.ApplyOp(op.gradOp(part), append(append(G.Nodes{}, in...), out, grad)...); err != nil {
 			return nil, err
 		}
 	}
 	return ds, nil
+}
+
+// gradOp returns the gradient op of part of the bound op, sharing op's state, in which op
+// then keeps its factors.
+func (op *tok2Op) gradOp(part int) *tok2Op {
+	if op.st == nil {
+		op.st = &tok2State{}
+	}
+	back := newTok2Op(op.heads, op.n, op.bias, part)
+	back.st = op.st
+	return back
 }
 
 // tok2Bound holds the token-norm bound at weights of element type T; everything is
