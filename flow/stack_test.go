@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"lipformer/internal/ref"
+	"lipformer/layers"
 	"lipformer/model"
 )
 
@@ -39,7 +40,8 @@ func TestStackIsTheModel(t *testing.T) {
 		for r := range rows {
 			rows[r] = out[r*testD : (r+1)*testD]
 		}
-		h, err := ref.LayerNorm(rows, m.LNf.Gain.Float64s(), m.LNf.Bias.Float64s(), m.LNf.Eps)
+		lnf := m.Final.(*layers.LayerNorm)
+		h, err := ref.LayerNorm(rows, lnf.Gain.Float64s(), lnf.Bias.Float64s(), lnf.Eps)
 		if err != nil {
 			t.Fatal(err)
 		}

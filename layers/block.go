@@ -20,6 +20,15 @@ type Residual interface {
 	Attention() *Attention
 }
 
+// Normalization is a per-token normalisation of the residual stream: a LayerNorm, or its
+// certified substitute a BallNorm.
+type Normalization interface {
+	// Forward maps x (B*T, D) to (B*T, D).
+	Forward(g *Graph, x *G.Node) (*G.Node, error)
+	// Params returns the normalisation's parameters.
+	Params() []*Param
+}
+
 // Block is a transformer block: an attention and an MLP sub-block, each residual, with
 // LayerNorms placed as its specification's Norm says (nil for spec.NoLN and spec.BallPre),
 // or BallNorms (non-nil for spec.BallPre alone).

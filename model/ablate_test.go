@@ -157,7 +157,7 @@ func mlpOnlyLoss(t *testing.T, m *Model, seed uint64) float64 {
 			x = must(ops.Add(x, must(b.MLP.Forward(g, x))))
 		}
 	}
-	x = must(m.LNf.Forward(g, x))
+	x = must(m.Final.Forward(g, x))
 	var logits *G.Node
 	if m.Head == nil {
 		logits = must(m.Tok.Unembed(g, x))

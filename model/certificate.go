@@ -85,21 +85,47 @@ func (m *Model) Certificate() (*Certificate, error) {
 			c.add(f)
 		}
 	}
-	lnInf, err := m.LNf.LipschitzInf()
+	final, err := m.finalFactor()
 	if err != nil {
 		return nil, err
 	}
-	ln2, err := m.LNf.Lipschitz2()
-	if err != nil {
-		return nil, err
-	}
-	c.add(Factor{Name: "lnf", Inf: Bound(lnInf), Two: Bound(ln2), Tok2: Bound(ln2), Note: "LayerNorm: max|gain|/sqrt(eps)"})
-	if m.Head == nil {
-		c.add(Factor{Name: "head", Inf: Bound(m.Tok.UnembedLipschitzInf()), Two: Bound(m.Tok.UnembedLipschitz2()), Tok2: Bound(m.Tok.UnembedLipschitz2()), Note: "tied to the token embedding"})
-	} else {
-		c.add(Factor{Name: "head", Inf: Bound(m.Head.LipschitzInf()), Two: Bound(m.Head.Lipschitz2()), Tok2: Bound(m.Head.Lipschitz2())})
-	}
+	c.add(final)
+	c.add(m.headFactor())
 	return c, nil
+}
+
+// finalFactor bounds the final normalisation: a LayerNorm by max|gain|/sqrt(eps), the ball
+// norm of a model bounded end to end by 1 per token.
+func (m *Model) finalFactor() (Factor, error) {
+	switch f := m.Final.(type) {
+	case *layers.LayerNorm:
+		inf, err := f.LipschitzInf()
+		if err != nil {
+			return Factor{}, err
+		}
+		two, err := f.Lipschitz2()
+		if err != nil {
+			return Factor{}, err
+		}
+		return Factor{Name: "lnf", Inf: Bound(inf), Two: Bound(two), Tok2: Bound(two), Note: "LayerNorm: max|gain|/sqrt(eps)"}, nil
+	case *layers.BallNorm:
+		return Factor{Name: "lnf", Inf: Bound(f.LipschitzInf()), Two: Bound(f.Lipschitz2()), Tok2: Bound(f.Lipschitz2()), Note: "ball norm"}, nil
+	}
+	return Factor{}, fmt.Errorf("certificate: final normalisation %T", m.Final)
+}
+
+// headFactor bounds the head: the exact norms of its weight as applied (the token table
+// transposed when tied, HeadGain W / sigma when spectrally normalised).
+func (m *Model) headFactor() Factor {
+	switch {
+	case m.Head == nil:
+		return Factor{Name: "head", Inf: Bound(m.Tok.UnembedLipschitzInf()), Two: Bound(m.Tok.UnembedLipschitz2()), Tok2: Bound(m.Tok.UnembedLipschitz2()), Note: "tied to the token embedding"}
+	case m.HeadSN != nil:
+		s := m.Cfg.HeadGain() / m.HeadSN.Sigma()
+		two := Bound(s * m.Head.Lipschitz2())
+		return Factor{Name: "head", Inf: Bound(s * m.Head.LipschitzInf()), Two: two, Tok2: two, Note: fmt.Sprintf("spectrally normalised to %.4g", m.Cfg.HeadGain())}
+	}
+	return Factor{Name: "head", Inf: Bound(m.Head.LipschitzInf()), Two: Bound(m.Head.Lipschitz2()), Tok2: Bound(m.Head.Lipschitz2())}
 }
 
 // add appends a factor and multiplies it into the products.

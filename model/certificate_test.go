@@ -34,7 +34,7 @@ func networkJacobian(t *testing.T, m *Model) func(x []float64) *mat.Dense {
 			t.Fatal(err)
 		}
 	}
-	if y, err = m.LNf.Forward(g, y); err != nil {
+	if y, err = m.Final.Forward(g, y); err != nil {
 		t.Fatal(err)
 	}
 	if y, err = m.head(g, y); err != nil { // (rows*T, V)

@@ -67,12 +67,12 @@ func newDecoder[T kernel.Float](m *Model, b int) (*decoder[T], error) {
 	t, d, f := c.Context, c.Width, c.HiddenWidth()
 	bt := b * t
 	dec := &decoder[T]{cfg: c, norm: norm, b: b, heads: c.Heads, width: d, hd: d / c.Heads, hidden: f,
-		tok: paramData[T](m.Tok.W), pos: paramData[T](m.Pos.W), blocks: blocks, lnf: lnWeightsOf[T](m.LNf),
+		tok: paramData[T](m.Tok.W), pos: paramData[T](m.Pos.W), blocks: blocks, lnf: finalWeightsOf[T](m.Final),
 		x: make([]T, bt*d), in: make([]T, bt*d), concat: make([]T, bt*d), y: make([]T, bt*d),
 		hid: make([]T, bt*f), act: make([]T, bt*f), proj: make([]T, bt*3*d),
 		last: make([]T, b*d), logits: make([]T, b*c.Vocab)}
 	if m.Head != nil {
-		dec.out = paramData[T](m.Head.W)
+		dec.out = headData[T](m)
 		dec.head = packWeights(false, d, c.Vocab, dec.out, c.Vocab)
 	} else {
 		dec.head = packWeights(true, d, c.Vocab, dec.tok, d)
@@ -181,7 +181,11 @@ func (dc *decoder[T]) runLane(tokens [][]int, out [][]float64, l lane) {
 	last := dc.last[l.lo*d : l.hi*d] // (lane sequences, D)
 	for s := range l.hi - l.lo {
 		r := s*l.n + l.n - 1
-		kernel.LayerNormRows(last[s*d:(s+1)*d], x[r*d:(r+1)*d], dc.lnf.gain, dc.lnf.bias, dc.lnf.eps)
+		if dc.lnf.ball > 0 {
+			kernel.BallNormRows(last[s*d:(s+1)*d], x[r*d:(r+1)*d], d, dc.lnf.ball)
+		} else {
+			kernel.LayerNormRows(last[s*d:(s+1)*d], x[r*d:(r+1)*d], dc.lnf.gain, dc.lnf.bias, dc.lnf.eps)
+		}
 	}
 	logits := dc.logits[l.lo*v : l.hi*v] // (lane sequences, V)
 	if dc.out == nil {

@@ -43,6 +43,27 @@ func lnWeightsOf[T kernel.Float](ln *layers.LayerNorm) *lnWeights[T] {
 	return &lnWeights[T]{gain: paramData[T](ln.Gain), bias: paramData[T](ln.Bias), eps: ln.Eps}
 }
 
+// finalWeightsOf copies the weights of the final normalisation, a LayerNorm or a BallNorm.
+func finalWeightsOf[T kernel.Float](n layers.Normalization) *lnWeights[T] {
+	if ball, ok := n.(*layers.BallNorm); ok {
+		return normWeightsOf[T](nil, ball)
+	}
+	return lnWeightsOf[T](n.(*layers.LayerNorm))
+}
+
+// headData is the untied head's weight (D, V) as the model applies it: Head.W, or
+// HeadGain W / sigma for a model bounded end to end.
+func headData[T kernel.Float](m *Model) []T {
+	w := paramData[T](m.Head.W)
+	if m.HeadSN != nil {
+		s := T(m.Cfg.HeadGain() / m.HeadSN.Sigma())
+		for i := range w {
+			w[i] *= s
+		}
+	}
+	return w
+}
+
 // normWeightsOf copies the weights of a sub-block's LayerNorm ln or BallNorm ball, or is
 // nil when both are nil.
 func normWeightsOf[T kernel.Float](ln *layers.LayerNorm, ball *layers.BallNorm) *lnWeights[T] {

@@ -9,6 +9,9 @@ func (m *Model) SpectralNorms() []*layers.SpectralNorm {
 	for _, b := range m.Invertible() {
 		sn = append(sn, b.SpectralNorms()...)
 	}
+	if m.HeadSN != nil {
+		sn = append(sn, m.HeadSN)
+	}
 	return sn
 }
 

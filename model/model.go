@@ -7,17 +7,21 @@ import (
 	G "gorgonia.org/gorgonia"
 
 	"lipformer/layers"
+	"lipformer/ops"
 )
 
 // Model is the byte-level language model of docs/math.md, "The language model": token and position embeddings,
-// Layers blocks, a final LayerNorm and a linear head to the vocabulary.
+// Layers blocks, a final normalisation and a linear head to the vocabulary.
 type Model struct {
 	Cfg    Config
-	Tok    *layers.Embedding // (V, D)
-	Pos    *layers.Embedding // (T, D)
-	Blocks []layers.Residual // *layers.Block, or *layers.InvertibleBlock for invertible architectures
-	LNf    *layers.LayerNorm // final LayerNorm
-	Head   *layers.Linear    // (D, V), no bias; nil when Cfg.Tie (the head is Tok.W^T)
+	Tok    *layers.Embedding    // (V, D)
+	Pos    *layers.Embedding    // (T, D)
+	Blocks []layers.Residual    // *layers.Block, or *layers.InvertibleBlock for invertible architectures
+	Final  layers.Normalization // *layers.LayerNorm, or the *layers.BallNorm of a model bounded by Cfg.LipK
+	Head   *layers.Linear       // (D, V), no bias; nil when Cfg.Tie (the head is Tok.W^T)
+	// HeadSN is the spectral normalisation of Head.W in a model bounded by Cfg.LipK, whose
+	// head applies Cfg.HeadGain() W / sigma; nil otherwise.
+	HeadSN *layers.SpectralNorm
 }
 
 // New builds a model with weights initialised from seed as in GPT-2: N(0, std^2), the
@@ -36,7 +40,15 @@ func New(cfg Config, seed uint64) (*Model, error) {
 		Cfg: cfg,
 		Tok: layers.NewEmbedding("tok", cfg.Vocab, cfg.Width, cfg.EffectiveEmbedStd(), dt, rng),
 		Pos: layers.NewEmbedding("pos", cfg.Context, cfg.Width, cfg.EffectiveEmbedStd(), dt, rng),
-		LNf: layers.NewLayerNorm("lnf", cfg.Width, dt),
+	}
+	if cfg.LipK > 0 {
+		ball, err := layers.NewBallNorm("lnf", cfg.Width, cfg.EffectiveBallRadius(), dt)
+		if err != nil {
+			return nil, err
+		}
+		m.Final = ball
+	} else {
+		m.Final = layers.NewLayerNorm("lnf", cfg.Width, dt)
 	}
 	for i := 0; i < cfg.Layers; i++ {
 		name := fmt.Sprintf("h%d", i)
@@ -57,6 +69,9 @@ func New(cfg Config, seed uint64) (*Model, error) {
 		return m, nil
 	}
 	m.Head = layers.NewLinear("head", cfg.Width, cfg.Vocab, false, cfg.Std, dt, rng)
+	if cfg.LipK > 0 {
+		m.HeadSN = layers.NewSpectralNorm(m.Head.W, rng)
+	}
 	return m, nil
 }
 
@@ -68,7 +83,7 @@ func (m *Model) Params() []*layers.Param {
 	for _, b := range m.Blocks {
 		ps = append(ps, b.Params()...)
 	}
-	ps = append(ps, m.LNf.Params()...)
+	ps = append(ps, m.Final.Params()...)
 	if m.Head != nil {
 		ps = append(ps, m.Head.Params()...)
 	}
@@ -103,7 +118,7 @@ func (m *Model) logits(g *layers.Graph, ids *G.Node) (*G.Node, error) {
 			return nil, err
 		}
 	}
-	if x, err = m.LNf.Forward(g, x); err != nil {
+	if x, err = m.Final.Forward(g, x); err != nil {
 		return nil, err
 	}
 	return m.head(g, x)
@@ -111,8 +126,15 @@ func (m *Model) logits(g *layers.Graph, ids *G.Node) (*G.Node, error) {
 
 // head maps the final hidden states x (B*T, D) to logits (B*T, V).
 func (m *Model) head(g *layers.Graph, x *G.Node) (*G.Node, error) {
-	if m.Head == nil {
+	switch {
+	case m.Head == nil:
 		return m.Tok.Unembed(g, x)
+	case m.HeadSN != nil:
+		w, err := m.HeadSN.Weight(g, m.Cfg.HeadGain()) // (D, V)
+		if err != nil {
+			return nil, err
+		}
+		return ops.Linear(x, nil, w)
 	}
 	return m.Head.Forward(g, x)
 }

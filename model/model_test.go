@@ -89,6 +89,14 @@ func variants() []variant {
 		c.L2Bound, c.L2Temp, c.L2PosBias = mustBound(v.bound), true, v.bias
 		vs = append(vs, variant{fmt.Sprintf("%s-%s-temp-bias=%t", v.arch, v.bound, v.bias), c})
 	}
+	for _, k := range []float64{2, 1000} {
+		c := tiny("invertible-l2").WithCertifiedRecipe()
+		c.LipK = k
+		vs = append(vs, variant{fmt.Sprintf("invertible-l2-lip-k-%g", k), c})
+	}
+	c = tiny("invertible-l2").WithCertifiedRecipe()
+	c.LipK, c.Norm, c.BallRadius = 10, spec.BallPre, 0.3
+	vs = append(vs, variant{"invertible-l2-lip-k-ball", c})
 	for _, arch := range []string{"dp", "contractive-l2", "invertible-l2"} {
 		c := tiny(arch).WithCertifiedRecipe()
 		c.Norm, c.BallRadius = spec.BallPre, 0.3 // radius 0.85, below an embedded token's typical 0.3 sqrt(2D) = 1.2

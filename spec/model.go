@@ -50,6 +50,11 @@ type Model struct {
 	// sqrt(D); 0 means the embeddings' initial scale (EffectiveEmbedStd), so that the
 	// stream's tokens, of norm about sqrt(2D) times it, start outside the ball.
 	BallRadius float64 `json:"ball_radius,omitempty"`
+	// LipK > 0 bounds the whole model, from the input embeddings (token plus position
+	// vectors, in the token norm max_i ||x_i||_2) to the logits, by LipK (docs/math.md,
+	// "A model certified end to end"): invertible-l2 under the token2 bound, its final
+	// LayerNorm a ball norm, its untied head spectrally normalised to HeadGain. 0: no bound.
+	LipK float64 `json:"lip_k,omitempty"`
 }
 
 // Default is a small pre-LN L2 model: 4 layers, 4 heads, width 128, context 64.
@@ -106,8 +111,8 @@ func (m Model) Validate() error {
 	if !(m.BallRadius >= 0) || math.IsInf(m.BallRadius, 0) {
 		bad("ball_radius %g, want finite and >= 0 (0: the embeddings' init scale)", m.BallRadius)
 	}
-	if m.BallRadius > 0 && m.Norm != BallPre {
-		bad("ball_radius with norm %v: only norm ball has ball norms", m.Norm)
+	if m.BallRadius > 0 && m.Norm != BallPre && !(m.LipK > 0) {
+		bad("ball_radius with norm %v and no lip_k: only norm ball and a model bounded end to end have ball norms", m.Norm)
 	}
 	if m.L2Temp && !m.Arch.TiedL2() {
 		bad("l2_temp: arch %v has no tied L2 attention", m.Arch)
@@ -123,6 +128,12 @@ func (m Model) Validate() error {
 	}
 	if m.MLPGain > 0 && !m.Arch.Invertible() {
 		bad("mlp_gain: arch %v has no invertible MLP branches", m.Arch)
+	}
+	if !(m.LipK >= 0) || math.IsInf(m.LipK, 0) {
+		bad("lip_k %g, want finite and >= 0 (0: none)", m.LipK)
+	}
+	if m.LipK > 0 && (m.Arch != InvertibleL2 || m.L2Bound != ops.BoundTok2 || m.Tie) {
+		bad("lip_k with arch %v, l2_bound %v and tie %t: a model bounded end to end is invertible-l2 under the token2 bound with an untied head", m.Arch, m.L2Bound, m.Tie)
 	}
 	if !(m.Std > 0) {
 		bad("init_std %g, want > 0", m.Std)
@@ -184,7 +195,8 @@ const RecipeMLPGain = 256
 // Uses reports whether the setting named by its JSON key shapes a model of m's
 // architecture: balance_l2, l2_temp and l2_pos_bias only tied L2 attention, l2_bound only
 // contractive tied L2 attention, lip_c only contractive and invertible architectures,
-// mlp_gain only invertible ones, ball_radius only norm ball, every other key always.
+// mlp_gain only invertible ones, ball_radius only norm ball, lip_k only invertible-l2,
+// every other key always.
 func (m Model) Uses(key string) bool {
 	switch key {
 	case "balance_l2", "l2_temp", "l2_pos_bias":
@@ -196,10 +208,17 @@ func (m Model) Uses(key string) bool {
 	case "mlp_gain":
 		return m.Arch.Invertible()
 	case "ball_radius":
-		return m.Norm == BallPre
+		return m.Norm == BallPre || m.LipK > 0
+	case "lip_k":
+		return m.Arch == InvertibleL2
 	}
 	return true
 }
+
+// HeadGain is the spectral norm of the head of a model bounded by LipK: LipK over the
+// product of its 2 Layers sub-blocks' bounds 1 + LipC (the final ball norm is
+// 1-Lipschitz), so that the product of the whole model's factors is LipK.
+func (m Model) HeadGain() float64 { return m.LipK / math.Pow(1+m.LipC, 2*float64(m.Layers)) }
 
 // EffectiveEmbedStd is the embeddings' initial scale: EmbedStd, or Std when it is 0.
 func (m Model) EffectiveEmbedStd() float64 {
