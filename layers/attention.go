@@ -194,21 +194,7 @@ func (a *Attention) weights(g *Graph, weight func(*Param) (*G.Node, error)) (Att
 	if a.Kind != ops.L2 || a.BoundLen < 1 {
 		return AttnWeights{}, fmt.Errorf("%s: contractive attention needs tied L2 and a bound length, got %v and %d", a.WQ.Name, a.Kind, a.BoundLen)
 	}
-	if w.Bias != nil && a.Bound != ops.BoundTok2 {
-		return AttnWeights{}, fmt.Errorf("%s: with a position bias a contractive layer divides by the token2 bound (the %v op takes no bias)", a.WQ.Name, a.Bound)
-	}
-	switch a.Bound {
-	case ops.BoundProduct:
-		w.Bound, err = ops.L2BoundInfProduct(wq, wv, w.WO, a.Heads, lipschitz.PhiInv(a.BoundLen))
-	case ops.BoundTok2:
-		p := a.Power
-		if p == nil {
-			return AttnWeights{}, fmt.Errorf("%s: the token-norm bound needs power-iteration vectors (AddPower)", a.WQ.Name)
-		}
-		w.Bound, err = ops.L2BoundTok2(rawQ, rawV, w.WO, g.BufferNode(p.UQ), g.BufferNode(p.VQ), g.BufferNode(p.UN), g.BufferNode(p.VN), w.Bias, a.Heads, a.BoundLen)
-	default:
-		w.Bound, err = ops.L2BoundInf(wq, wv, w.WO, a.Heads, lipschitz.PhiInv(a.BoundLen))
-	}
+	w.Bound, err = boundOf(a.Bound).node(a, g, wq, wv, rawQ, rawV, w.WO, w.Bias)
 	return w, err
 }
 
@@ -237,23 +223,7 @@ func (a *Attention) LipschitzInf(n int) (float64, error) {
 // weights, before the contractive scale (tied L2 only): kim and product bound the inf-norm
 // constant, token2 (with exact spectral norms) the token-norm constant.
 func (a *Attention) RawBound(form ops.BoundForm, n int) (float64, error) {
-	wq, wv, wo, err := a.boundWeights()
-	if err != nil {
-		return 0, err
-	}
-	switch {
-	case form == ops.BoundTok2:
-		rq, rv, _, err := a.rawBoundWeights()
-		if err != nil {
-			return 0, err
-		}
-		return lipschitz.L2MHABoundTok2Biased(n, rq, rv, wo, a.biasRows())
-	case form == ops.BoundProduct:
-		return lipschitz.L2MHABoundInfProductBiased(n, wq, wv, wo, a.biasRows())
-	case a.PosBias != nil: // Kim et al.'s bound is not derived with a position bias
-		return math.Inf(1), nil
-	}
-	return lipschitz.L2MHABoundInf(n, wq, wv, wo)
+	return boundOf(form).certified(a, n)
 }
 
 // biasRows is the position bias as one row per head, or nil without one.
@@ -317,19 +287,7 @@ func (a *Attention) scale(wq, wv []*mat.Dense, wo *mat.Dense) (float64, error) {
 	if a.LipC == 0 {
 		return 1, nil
 	}
-	if a.PosBias != nil && a.Bound != ops.BoundTok2 {
-		return 0, fmt.Errorf("%s: with a position bias a contractive layer divides by the token2 bound (the %v op takes no bias)", a.WQ.Name, a.Bound)
-	}
-	var ub float64
-	var err error
-	switch a.Bound {
-	case ops.BoundProduct:
-		ub, err = lipschitz.L2MHABoundInfProduct(a.BoundLen, wq, wv, wo)
-	case ops.BoundTok2:
-		ub, err = a.tok2Estimate()
-	default:
-		ub, err = lipschitz.L2MHABoundInf(a.BoundLen, wq, wv, wo)
-	}
+	ub, err := boundOf(a.Bound).train(a, wq, wv, wo)
 	if err != nil {
 		return 0, err
 	}

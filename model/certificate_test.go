@@ -3,6 +3,7 @@ package model
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -134,5 +135,69 @@ func TestCertificateOfDotProductIsUnbounded(t *testing.T) {
 	}
 	if b, err := Bound(math.Inf(1)).MarshalJSON(); err != nil || string(b) != "null" {
 		t.Fatalf("infinite bound marshals to %s, %v", b, err)
+	}
+}
+
+// TestLipKBoundsTheWholeModel: a model bounded by K lists a factor for every part (each
+// sub-block, the final ball norm, the head), its certified product is their product and at
+// most K once the power iterations have converged (K itself in the token norm), and the
+// exact Jacobian of the whole map from embeddings to logits stays below it at random inputs
+// of every scale. At K = 1000 the head alone (gain K / 1.9^4 = 77) pulls inputs further
+// apart than all the other factors allow (1.9^4 = 13), so a certificate that left the head
+// out would be exceeded by a measured Jacobian.
+func TestLipKBoundsTheWholeModel(t *testing.T) {
+	for _, c := range []struct {
+		k    float64
+		norm spec.Norm
+	}{{1, spec.NoLN}, {10, spec.BallPre}, {1000, spec.NoLN}} {
+		cfg := Config{Arch: spec.InvertibleL2, Layers: 2, Heads: 2, Width: 4, Context: 4, Vocab: 5, Norm: c.norm, LipC: 0.9,
+			Dtype: spec.Float64, Std: 0.5, LipK: c.k}.WithCertifiedRecipe()
+		m, err := New(cfg, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.PowerIterate(500)
+		cert, err := m.Certificate()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"h0.attn", "h0.mlp", "h1.attn", "h1.mlp", "lnf", "head"}
+		prod := 1.0
+		var names []string
+		for _, f := range cert.Factors {
+			names = append(names, f.Name)
+			prod *= float64(f.Tok2)
+		}
+		if !slices.Equal(names, want) {
+			t.Fatalf("K = %g: factors %v, want %v", c.k, names, want)
+		}
+		if got := float64(cert.Tok2); math.Abs(got-prod) > 1e-12*prod || !(got <= c.k*(1+1e-9)) || !(got >= 0.5*c.k) {
+			t.Errorf("K = %g: certified %v, product of the factors %v, want at most K", c.k, got, prod)
+		}
+		head := float64(cert.Factors[len(cert.Factors)-1].Tok2)
+		if math.Abs(head-cfg.HeadGain()) > 1e-9*head {
+			t.Errorf("K = %g: head factor %v, want the gain %v", c.k, head, cfg.HeadGain())
+		}
+		jac := networkJacobian(t, m)
+		rng := rand.New(rand.NewPCG(1, 2))
+		var worst float64
+		for i := 0; i < 12; i++ {
+			x := make([]float64, cfg.Context*cfg.Width)
+			for j := range x {
+				x[j] = []float64{0.01, 0.1, 1, 10}[i%4] * rng.NormFloat64()
+			}
+			tok2, err := lipschitz.JacobianNormTok2(jac(x), cfg.Context, 20)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tok2 > float64(cert.Tok2) {
+				t.Fatalf("K = %g: token-norm Jacobian %v above the certified %v", c.k, tok2, cert.Tok2)
+			}
+			worst = math.Max(worst, tok2)
+		}
+		if c.k == 1000 && !(worst > float64(cert.Tok2)/head) {
+			t.Errorf("K = %g: largest Jacobian %v is within the certificate without its head factor (%v): the test cannot see a dropped head", c.k, worst, float64(cert.Tok2)/head)
+		}
+		t.Logf("K = %g: certified %.4g, largest measured %.4g", c.k, cert.Tok2, worst)
 	}
 }
