@@ -52,13 +52,18 @@ func (c ExperimentConfig) validate() error {
 type Experiment struct {
 	Model *model.Model // the float64 copy that Stack computes with
 	Stack *Stack
+	// Scored is the certificate of the model as it was given, with its stored power
+	// iteration vectors: the function that evaluation scores. Inverted is that of the
+	// function Stack inverts, after cfg.PowerIters more iterations; the same function,
+	// and an equal certificate, when cfg.PowerIters is 0.
+	Scored, Inverted *model.Certificate
 	cfg   ExperimentConfig
 	ids   []int // (B*T) token ids of the data windows
 	opt   Options
 }
 
-// NewExperiment converts m to float64, runs cfg.PowerIters power iterations on the copy and
-// compiles its stack for batches of cfg.Batch sequences; ids (B*T) are the token windows
+// NewExperiment converts m to float64, certifies it (Scored), runs cfg.PowerIters power
+// iterations on the copy, certifies it again (Inverted) and compiles its stack for batches of cfg.Batch sequences; ids (B*T) are the token windows
 // that Run inverts as data. Failures to converge are logged to log (nil for nowhere). The
 // caller closes the experiment.
 func NewExperiment(m *model.Model, ids []int, cfg ExperimentConfig, log *slog.Logger) (*Experiment, error) {
@@ -72,12 +77,22 @@ func NewExperiment(m *model.Model, ids []int, cfg ExperimentConfig, log *slog.Lo
 	if err != nil {
 		return nil, err
 	}
-	m.PowerIterate(cfg.PowerIters)
+	scored, err := m.Certificate()
+	if err != nil {
+		return nil, err
+	}
+	inverted := scored
+	if cfg.PowerIters > 0 {
+		m.PowerIterate(cfg.PowerIters)
+		if inverted, err = m.Certificate(); err != nil {
+			return nil, err
+		}
+	}
 	st, err := NewStack(m, cfg.Batch)
 	if err != nil {
 		return nil, err
 	}
-	return &Experiment{Model: m, Stack: st, cfg: cfg, ids: ids, opt: Options{Tol: cfg.Tol, MaxIter: cfg.MaxIter, Log: log}}, nil
+	return &Experiment{Model: m, Stack: st, Scored: scored, Inverted: inverted, cfg: cfg, ids: ids, opt: Options{Tol: cfg.Tol, MaxIter: cfg.MaxIter, Log: log}}, nil
 }
 
 // Close releases the stack's programs.

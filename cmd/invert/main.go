@@ -9,8 +9,10 @@
 //     spread along one direction) at each -spread, put at every sub-block's input;
 //   - random: N(0, spread^2) entries at each -spread, likewise.
 //
-// It runs in float64 whatever the checkpoint's dtype, after -power-iters steps of power
-// iteration on every spectrally normalised weight and token-norm attention bound. An inversion fails when it does not
+// It runs in float64 whatever the checkpoint's dtype, on the function eval scores (the
+// stored power-iteration vectors), or with -power-iters N > 0 on the function after N more
+// steps of power iteration, whose certificate it reports beside the scored function's. An
+// inversion fails when it does not
 // converge within -max-iter iterations, or converges to another preimage (reconstruction
 // error above -max-error). The exit status is 1 when a sub-block with a certified
 // Lipschitz constant fails (a bug: every sub-block of invertible-l2, the MLPs of
@@ -76,7 +78,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.Float64Var(&c.tol, "tol", 1e-10, "stop when a step is at most this, in the sub-block's norm")
 	fs.IntVar(&c.maxIter, "max-iter", 500, "fixed-point iterations at most")
 	fs.Float64Var(&c.maxError, "max-error", 1e-6, "a converged inversion with a larger reconstruction error found another preimage: a failure")
-	fs.IntVar(&c.powerIters, "power-iters", 100, "power-iteration steps on every spectrally normalised weight and token-norm attention bound before inverting")
+	fs.IntVar(&c.powerIters, "power-iters", 0, "power-iteration steps on every spectrally normalised weight and token-norm attention bound before inverting (0: invert the function eval scores, with the stored vectors; more refines the estimates, and so inverts a slightly different function, whose certificate is reported beside the scored one's)")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of the adversarial and random inputs")
 	fs.BoolVar(&c.json, "json", false, "write one JSON object per sub-block and input to stdout (the human table goes to stderr)")
 	fs.StringVar(&c.plot, "plot", "", "plot the reconstruction error against the iteration to this .png, .svg or .pdf file")

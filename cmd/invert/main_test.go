@@ -149,3 +149,24 @@ func TestBadFlagsGiveClearErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestInvertsTheScoredFunction: by default invert inverts the function eval scores, with
+// the stored power-iteration vectors, and says so; with -power-iters it says that it
+// refined the estimates and reports the scored function's certificate beside its own.
+func TestInvertsTheScoredFunction(t *testing.T) {
+	run1 := checkpoint(t, spec.InvertibleL2)
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"-ckpt", run1, "-batch", "2", "-spread", "1"}, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "inverting the function eval scores") || strings.Contains(stdout.String(), "as scored") {
+		t.Errorf("default: %s", stdout.String())
+	}
+	stdout.Reset()
+	if err := run(context.Background(), []string{"-ckpt", run1, "-batch", "2", "-spread", "1", "-power-iters", "50"}, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout.String(), "after 50 more power iterations") || !strings.Contains(stdout.String(), "as scored: largest") {
+		t.Errorf("-power-iters 50: %s", stdout.String())
+	}
+}

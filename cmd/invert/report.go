@@ -4,10 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"lipformer/flow"
+	"lipformer/model"
 )
 
 // writeJSON writes one JSON object per line.
@@ -24,8 +27,9 @@ func writeJSON(w io.Writer, records []flow.Record) error {
 // writeTable prints the setting and one line per record.
 func writeTable(w io.Writer, e *experiment, records []flow.Record) {
 	c := e.cfg
-	fmt.Fprintf(w, "%s (step %d), %s: %d sequences of %d tokens from %s %s; float64 after %d power iterations; tol %g, at most %d iterations\n",
-		e.path, e.step, e.model.Cfg.Arch, c.batch, e.model.Cfg.Context, e.corpus, c.split, c.powerIters, c.tol, c.maxIter)
+	fmt.Fprintf(w, "%s (step %d), %s: %d sequences of %d tokens from %s %s; float64; tol %g, at most %d iterations\n",
+		e.path, e.step, e.model.Cfg.Arch, c.batch, e.model.Cfg.Context, e.corpus, c.split, c.tol, c.maxIter)
+	fmt.Fprintln(w, certificateLine(e))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "input\tblock\tnorm\t||x||\tLipschitz\titerations\tfinal step\terror\trate\t\t")
 	for _, r := range records {
@@ -77,4 +81,40 @@ func summarize(w io.Writer, e *experiment, records []flow.Record) error {
 		fmt.Fprintf(w, "%s: all %d inversions converged with reconstruction errors of at most %g\n", arch, len(records), e.cfg.maxError)
 	}
 	return nil
+}
+
+// certificateLine says which function is inverted and its certified constants: the
+// largest sub-block factor and the product over the sub-blocks, in the token norm; with
+// refined estimates, also those of the function eval scores.
+func certificateLine(e *experiment) string {
+	inv := fmt.Sprintf("largest certified sub-block %.4g, their product %.4g (token norm; a sub-block x + g(x) is certified 1 + Lip(g))",
+		maxSubBlock(e.flow.Inverted), subBlockProduct(e.flow.Inverted))
+	if e.cfg.powerIters == 0 {
+		return "inverting the function eval scores (the stored power-iteration vectors): " + inv
+	}
+	return fmt.Sprintf("inverting the function after %d more power iterations, not quite the one eval scores: %s; as scored: largest %.4g, product %.4g",
+		e.cfg.powerIters, inv, maxSubBlock(e.flow.Scored), subBlockProduct(e.flow.Scored))
+}
+
+// subBlocks are the certificate's factors of residual sub-blocks (all but lnf and head).
+func subBlocks(c *model.Certificate) []model.Factor {
+	return slices.DeleteFunc(slices.Clone(c.Factors), func(f model.Factor) bool { return f.Name == "lnf" || f.Name == "head" })
+}
+
+// maxSubBlock is the largest token-norm factor of a sub-block.
+func maxSubBlock(c *model.Certificate) float64 {
+	m := 0.0
+	for _, f := range subBlocks(c) {
+		m = math.Max(m, float64(f.Tok2))
+	}
+	return m
+}
+
+// subBlockProduct is the product of the sub-blocks' token-norm factors.
+func subBlockProduct(c *model.Certificate) float64 {
+	p := 1.0
+	for _, f := range subBlocks(c) {
+		p *= float64(f.Tok2)
+	}
+	return p
 }
