@@ -57,9 +57,9 @@ type Experiment struct {
 	// function Stack inverts, after cfg.PowerIters more iterations; the same function,
 	// and an equal certificate, when cfg.PowerIters is 0.
 	Scored, Inverted *model.Certificate
-	cfg   ExperimentConfig
-	ids   []int // (B*T) token ids of the data windows
-	opt   Options
+	cfg              ExperimentConfig
+	ids              []int // (B*T) token ids of the data windows
+	opt              Options
 }
 
 // NewExperiment converts m to float64, certifies it (Scored), runs cfg.PowerIters power
