@@ -22,7 +22,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if c.ckpt != "" {
-		return certify(c.ckpt, c.searchN, c.exp.Search, c.json, stdout, stderr)
+		return certify(c.ckpt, c.searchN, c.whole, c.exp.Search, c.json, stdout, stderr)
 	}
 	human := stdout
 	if c.json {
@@ -110,7 +110,7 @@ func writeCSV(path string, recs []tightness.Record) error {
 // JSON; with searchN > 0 it also searches each tied L2 attention layer for lower bounds
 // on sequences of searchN tokens (o's starts and steps), with a progress bar of the starts
 // on stderr when it is a terminal.
-func certify(arg string, searchN int, o search.Options, asJSON bool, w, stderr io.Writer) error {
+func certify(arg string, searchN, whole int, o search.Options, asJSON bool, w, stderr io.Writer) error {
 	path, err := cli.CheckpointPath(arg)
 	if err != nil {
 		return err
@@ -128,7 +128,7 @@ func certify(arg string, searchN int, o search.Options, asJSON bool, w, stderr i
 			_ = bar.Set(done)
 		}
 	}
-	cert, err := tightness.Certify(m, searchN, o, progress)
+	cert, err := tightness.Certify(m, searchN, o, whole, progress)
 	if bar != nil {
 		_ = bar.Finish()
 		fmt.Fprintln(stderr)

@@ -48,7 +48,7 @@ func TestCertify(t *testing.T) {
 			t.Fatal(err)
 		}
 		var js bytes.Buffer
-		certified, err := Certify(loaded, 0, o, nil)
+		certified, err := Certify(loaded, 0, o, 0, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,7 +73,7 @@ func TestCertify(t *testing.T) {
 		}
 		o.Starts, o.Steps = 2, 10
 		var calls [][2]int
-		searched, err := Certify(loaded, 4, o, func(done, total int) { calls = append(calls, [2]int{done, total}) })
+		searched, err := Certify(loaded, 4, o, 0, func(done, total int) { calls = append(calls, [2]int{done, total}) })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,12 +104,15 @@ func TestCertify(t *testing.T) {
 			t.Errorf("%s: lower bounds %+v against certified %v (inf) and %v (token2)", a.Name, *a.Lower, a.CertInfAtN, a.CertTok2AtN)
 		}
 		o.Starts, o.Steps = 1, 5
-		if searched, err = Certify(loaded, 4, o, nil); err != nil {
+		if searched, err = Certify(loaded, 4, o, 2, nil); err != nil {
 			t.Fatal(err)
 		}
 		var table bytes.Buffer
-		if err := searched.WriteTable(&table, "ckpt"); err != nil || !strings.Contains(table.String(), "token2 looseness") {
+		if err := searched.WriteTable(&table, "ckpt"); err != nil || !strings.Contains(table.String(), "token2 looseness") || !strings.Contains(table.String(), "whole model, token norm") {
 			t.Errorf("table: %v\n%s", err, table.String())
+		}
+		if w := searched.Whole; w == nil || !(w.Best > 0) || w.Best > float64(searched.Tok2) || w.Windows != 2 {
+			t.Errorf("whole-model lower bound %+v against the certified %v", w, searched.Tok2)
 		}
 	}
 }
