@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -28,8 +29,8 @@ type WholeLower struct {
 }
 
 // LowerBound searches windows random windows of tokens (drawn from seed) for the largest
-// block of the Jacobian of the embedded map: at each, the blocks (i, i) for every fourth
-// position i, (T-1, T-2) and (T-1, 0), each by iters steps of power iteration with
+// block of the Jacobian of the embedded map: at each, the blocks (i, i) at positions 0,
+// T/4, T/2, 3T/4 and T-1, (T-1, T-2) and (T-1, 0), each by iters steps of power iteration with
 // central-difference JVPs and exact VJPs, on a float64 copy of the model.
 func (m *Model) LowerBound(windows, iters int, seed uint64) (*WholeLower, error) {
 	if windows < 1 || iters < 1 {
@@ -45,12 +46,11 @@ func (m *Model) LowerBound(windows, iters int, seed uint64) (*WholeLower, error)
 	}
 	defer em.vm.Close()
 	T, D, V := m.Cfg.Context, m.Cfg.Width, m.Cfg.Vocab
-	var pairs [][2]int // (j, i)
-	for i := 0; i < T; i += 4 {
-		pairs = append(pairs, [2]int{i, i})
-	}
-	if T > 1 {
-		pairs = append(pairs, [2]int{T - 1, T - 2}, [2]int{T - 1, 0})
+	var pairs [][2]int // (j, i), each once
+	for _, ji := range [][2]int{{0, 0}, {T / 4, T / 4}, {T / 2, T / 2}, {3 * T / 4, 3 * T / 4}, {T - 1, T - 1}, {T - 1, max(T-2, 0)}, {T - 1, 0}} {
+		if !slices.Contains(pairs, ji) {
+			pairs = append(pairs, ji)
+		}
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x6c6f776572)) // "lower"
 	out := &WholeLower{Windows: windows}

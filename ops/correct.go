@@ -39,7 +39,9 @@ func (op *correctOp) Type() hm.Type {
 }
 
 // InferShape is a scalar.
-func (op *correctOp) InferShape(...G.DimSizer) (tensor.Shape, error) { return tensor.ScalarShape(), nil }
+func (op *correctOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
+	return tensor.ScalarShape(), nil
+}
 
 // Do counts the hits.
 func (op *correctOp) Do(in ...G.Value) (G.Value, error) {
