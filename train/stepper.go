@@ -72,7 +72,7 @@ func (s *Stepper[T]) Gradients(step int) (loss, norm float64, err error) {
 	for i, g := range s.grads {
 		d, err := s.Prog.Grad(i)
 		if err != nil {
-			return 0, 0, err
+			return 0, 0, fmt.Errorf("step %d: %w", step, err)
 		}
 		src, ok := d.Data().([]T)
 		if !ok || len(src) != len(g) {
@@ -80,8 +80,10 @@ func (s *Stepper[T]) Gradients(step int) (loss, norm float64, err error) {
 		}
 		copy(g, src)
 	}
-	loss, err = s.allReduce(s.Prog.Loss())
-	if err != nil {
+	if loss, err = s.Prog.Loss(); err != nil {
+		return 0, 0, fmt.Errorf("step %d: %w", step, err)
+	}
+	if loss, err = s.allReduce(loss); err != nil {
 		return 0, 0, fmt.Errorf("step %d: %w", step, err)
 	}
 	return loss, ClipGlobalNorm(s.grads, s.Clip), nil
@@ -101,7 +103,10 @@ func (s *Stepper[T]) Step(step int, lr float64) (loss, norm float64, err error) 
 	if !finite(loss) || !finite(norm) {
 		return loss, norm, fmt.Errorf("step %d: loss %v, gradient norm %v: %w", step, loss, norm, ErrNonFinite)
 	}
-	return loss, norm, s.Update(lr)
+	if err := s.Update(lr); err != nil {
+		return loss, norm, fmt.Errorf("step %d: update: %w", step, err)
+	}
+	return loss, norm, nil
 }
 
 // Close releases the training program.
