@@ -106,7 +106,7 @@ func trainWorkload[T train.Float](m *model.Model, j Job) (*Workload, error) {
 // constant peak learning rate. The caller closes it.
 func jobStepper[T train.Float](m *model.Model, j Job) (*train.Stepper[T], float64, error) {
 	o := DefaultStepOptions(j.Set.Seed)
-	st, err := train.NewStepper[T](m, j.Preset.Batch, o.adam(), o.Clip, o.Seed)
+	st, err := train.NewStepper[T](m, j.Preset.Batch, train.StepConfig{Adam: o.adam(), Clip: o.Clip, Seed: o.Seed})
 	if err != nil {
 		return nil, 0, err
 	}

@@ -79,6 +79,11 @@ func (o Options) schedule() (Schedule, error) {
 	return NewSchedule(o.Schedule, ScheduleConfig{LR: o.LR, MinLR: o.MinLR, Warmup: o.Warmup, DecayIters: o.Steps})
 }
 
+// StepConfig is the training step of the options (Stepper), for a run of one process.
+func (o Options) StepConfig() StepConfig {
+	return StepConfig{Adam: o.AdamConfig(), Clip: o.Clip, Seed: o.Seed}
+}
+
 // AdamConfig is the optimizer configuration of the options (eps 1e-8).
 func (o Options) AdamConfig() AdamConfig {
 	return AdamConfig{Beta1: o.Beta1, Beta2: o.Beta2, Eps: 1e-8, WeightDecay: o.WeightDecay}

@@ -143,7 +143,9 @@ func newTrainer[T Float](r *Run) (_ *trainer[T], err error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := NewStepper[T](r.Model, batch, r.Opt.AdamConfig(), r.Opt.Clip, replicaSeed(r.Opt.Seed, r.comm().Rank()))
+	step := r.Opt.StepConfig()
+	step.Seed = replicaSeed(step.Seed, r.comm().Rank())
+	st, err := NewStepper[T](r.Model, batch, step)
 	if err != nil {
 		return nil, err
 	}
