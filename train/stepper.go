@@ -31,6 +31,9 @@ type StepConfig struct {
 	Adam AdamConfig
 	Clip float64 // global gradient-norm clip; 0 disables
 	Seed uint64  // seeds the dropout masks of each step
+	// PowerIters is the number of power-iteration steps that refresh the spectral
+	// normalisations and token-norm bounds before each step; 0 means 1.
+	PowerIters int
 }
 
 // NewStepper compiles a training program of m for batches of the given size and makes an
@@ -39,6 +42,9 @@ type StepConfig struct {
 func NewStepper[T Float](m *model.Model, batch int, cfg StepConfig) (*Stepper[T], error) {
 	if !(cfg.Clip >= 0) || math.IsInf(cfg.Clip, 1) {
 		return nil, fmt.Errorf("stepper: clip %v, want a finite number >= 0", cfg.Clip)
+	}
+	if cfg.PowerIters < 0 {
+		return nil, fmt.Errorf("stepper: %d power iterations per step, want >= 0 (0: 1)", cfg.PowerIters)
 	}
 	prog, err := m.NewProgram(model.Train, batch)
 	if err != nil {
@@ -66,11 +72,11 @@ func NewStepper[T Float](m *model.Model, batch int, cfg StepConfig) (*Stepper[T]
 
 // Gradients runs the forward and backward pass of step number step on the batch in
 // Prog.Inputs and Prog.Targets and clips the gradient. It returns the loss and the
-// gradient norm before clipping. A step of power iteration refreshes the spectral
-// normalisations first (held fixed within the step); the dropout masks are those of
+// gradient norm before clipping. Cfg.PowerIters steps of power iteration refresh the
+// spectral normalisations first (held fixed within the step); the dropout masks are those of
 // (Cfg.Seed, step). With a Comm of several ranks every rank must call it for the same step.
 func (s *Stepper[T]) Gradients(step int) (loss, norm float64, err error) {
-	s.Model.PowerIterate(1)
+	s.Model.PowerIterate(max(1, s.Cfg.PowerIters))
 	s.Prog.Resample(s.Cfg.Seed, step)
 	if err := s.Prog.Run(); err != nil {
 		return 0, 0, fmt.Errorf("step %d: %w", step, err)
