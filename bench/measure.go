@@ -160,7 +160,9 @@ func (j Job) Measure(mode string) (Measurement, error) {
 		BytesPerStep: tm.bytes, AllocsPerStep: tm.allocs, HeapLiveStart: tm.heapStart, HeapLiveEnd: tm.heapEnd,
 		GoVersion: runtime.Version()}
 	if w.Loss != nil {
-		r.Loss = w.Loss()
+		if r.Loss, err = w.Loss(); err != nil {
+			return Measurement{}, fmt.Errorf("%s %s %s: %w", j.Preset.Name, j.Cfg.Arch, mode, err)
+		}
 	}
 	if mode == ModeSample {
 		r.Generated, r.Window = w.Generated, j.Set.SampleWindow

@@ -263,5 +263,5 @@ func (j Job) loss(m *model.Model) (float64, error) {
 	if err := p.Run(); err != nil {
 		return 0, err
 	}
-	return p.Loss(), nil
+	return p.Loss()
 }

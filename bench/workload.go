@@ -18,13 +18,13 @@ const SampleWindowNone = "none"
 // Workload is one mode of a job on a fresh model, ready to run: what Measure times and
 // the benchmarks of package model loop over.
 type Workload struct {
-	Run       func(i int) error // one run; i counts the runs from 0 (the training step)
-	Loss      func() float64    // the loss of the last run (train, eval), or nil (sample)
-	Batch     int               // sequences per run
-	Positions int               // token positions computed per run
-	Generated int               // sample: tokens generated per run
-	FLOPs     float64           // matrix-product FLOPs per run (model.CountFLOPs, CountFillFLOPs)
-	Params    int               // scalar parameters of the model
+	Run       func(i int) error       // one run; i counts the runs from 0 (the training step)
+	Loss      func() (float64, error) // the loss of the last run (train, eval), or nil (sample)
+	Batch     int                     // sequences per run
+	Positions int                     // token positions computed per run
+	Generated int                     // sample: tokens generated per run
+	FLOPs     float64                 // matrix-product FLOPs per run (model.CountFLOPs, CountFillFLOPs)
+	Params    int                     // scalar parameters of the model
 	close     func() error
 }
 
@@ -95,7 +95,7 @@ func trainWorkload[T train.Float](m *model.Model, j Job) (*Workload, error) {
 			loss, _, err = st.Step(i, lr)
 			return err
 		},
-		Loss:  func() float64 { return loss },
+		Loss:  func() (float64, error) { return loss, nil },
 		Batch: j.Preset.Batch, Positions: j.Preset.Batch * j.Cfg.Context,
 		close: st.Close,
 	}, nil
@@ -106,7 +106,7 @@ func trainWorkload[T train.Float](m *model.Model, j Job) (*Workload, error) {
 // constant peak learning rate. The caller closes it.
 func jobStepper[T train.Float](m *model.Model, j Job) (*train.Stepper[T], float64, error) {
 	o := DefaultStepOptions(j.Set.Seed)
-	st, err := train.NewStepper[T](m, j.Preset.Batch, o.adam(), o.Clip, o.Seed)
+	st, err := train.NewStepper[T](m, j.Preset.Batch, train.StepConfig{Adam: o.adam(), Clip: o.Clip, Seed: o.Seed})
 	if err != nil {
 		return nil, 0, err
 	}

@@ -41,7 +41,7 @@ func evalLoss(t *testing.T, m *Model, seed uint64) float64 {
 	if err := p.Run(); err != nil {
 		t.Fatal(err)
 	}
-	return p.Loss()
+	return mustLoss(t, p)
 }
 
 // ablatedLoss is evalLoss with the attention of the given layers off.
@@ -228,7 +228,7 @@ func TestAttentionOffNoneAndRestore(t *testing.T) {
 		if err := before.Run(); err != nil {
 			t.Fatal(err)
 		}
-		if got := before.Loss(); got != want {
+		if got := mustLoss(t, before); got != want {
 			t.Errorf("%s: a program compiled before the ablation: loss %.15g, want %.15g", arch, got, want)
 		}
 		if _, err := m.NewDecoder(); err == nil || !strings.Contains(err.Error(), "[1]") {

@@ -52,8 +52,8 @@ func TestCheckpointRoundTrip(t *testing.T) {
 		if err := b.Run(); err != nil {
 			t.Fatal(err)
 		}
-		if a.Loss() != b.Loss() {
-			t.Errorf("%s: loss %v before saving, %v after loading", arch, a.Loss(), b.Loss())
+		if la, lb := mustLoss(t, a), mustLoss(t, b); la != lb {
+			t.Errorf("%s: loss %v before saving, %v after loading", arch, la, lb)
 		}
 	}
 }

@@ -64,7 +64,7 @@ func programLogits(t *testing.T, p *Program, tokens []int) [][]float64 {
 	}
 	out := make([][]float64, len(tokens))
 	for i := range out {
-		out[i] = p.Logits(i)
+		out[i] = mustLogits(t, p, i)
 	}
 	return out
 }

@@ -125,6 +125,26 @@ func mustProgram(t *testing.T, m *Model, mode Mode, batch int) *Program {
 	return p
 }
 
+// mustLoss is the loss of p's last run.
+func mustLoss(t *testing.T, p *Program) float64 {
+	t.Helper()
+	loss, err := p.Loss()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loss
+}
+
+// mustLogits is row r of the logits of p's last run.
+func mustLogits(t *testing.T, p *Program, r int) []float64 {
+	t.Helper()
+	l, err := p.Logits(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
 func TestTrainAndEvalProgramsAgree(t *testing.T) {
 	for _, v := range variants() {
 		arch := v.name
@@ -142,7 +162,7 @@ func TestTrainAndEvalProgramsAgree(t *testing.T) {
 		if err := ev.Run(); err != nil {
 			t.Fatal(err)
 		}
-		if a, b := tr.Loss(), ev.Loss(); math.Abs(a-b) > 1e-12 || math.IsNaN(a) {
+		if a, b := mustLoss(t, tr), mustLoss(t, ev); math.Abs(a-b) > 1e-12 || math.IsNaN(a) {
 			t.Errorf("%s: train loss %v, eval loss %v", arch, a, b)
 		}
 	}
@@ -192,7 +212,7 @@ func centralDiff(t *testing.T, p *Program, w []float64, j int, h float64) float6
 		if err := p.Run(); err != nil {
 			t.Fatal(err)
 		}
-		return p.Loss()
+		return mustLoss(t, p)
 	}
 	orig := w[j]
 	d := (loss(orig+h) - loss(orig-h)) / (2 * h)
@@ -220,7 +240,7 @@ func TestSampleLogitsGiveTheEvalLoss(t *testing.T) {
 		if tg < 0 {
 			continue
 		}
-		l := sp.Logits(r)
+		l := mustLogits(t, sp, r)
 		mx := l[0]
 		for _, v := range l {
 			mx = math.Max(mx, v)
@@ -232,7 +252,7 @@ func TestSampleLogitsGiveTheEvalLoss(t *testing.T) {
 		sum += mx + math.Log(z) - l[tg]
 		n++
 	}
-	if got, want := sum/float64(n), ev.Loss(); math.Abs(got-want) > 1e-12 {
+	if got, want := sum/float64(n), mustLoss(t, ev); math.Abs(got-want) > 1e-12 {
 		t.Errorf("loss from sampling logits %v, eval loss %v", got, want)
 	}
 }
@@ -249,7 +269,7 @@ func TestInitialLossIsNearUniform(t *testing.T) {
 	if err := ev.Run(); err != nil {
 		t.Fatal(err)
 	}
-	if got := ev.Loss(); math.Abs(got-math.Log(50)) > 0.05 {
+	if got := mustLoss(t, ev); math.Abs(got-math.Log(50)) > 0.05 {
 		t.Errorf("initial loss %v, want about ln 50 = %v", got, math.Log(50))
 	}
 }
@@ -382,7 +402,7 @@ func directionalDiff(t *testing.T, p *Program, w, dir []float64, h float64) floa
 		if err := p.Run(); err != nil {
 			t.Fatal(err)
 		}
-		return p.Loss()
+		return mustLoss(t, p)
 	}
 	d := (loss(h) - loss(-h)) / (2 * h)
 	copy(w, orig)

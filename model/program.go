@@ -1,6 +1,7 @@
 package model
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -19,6 +20,8 @@ type Program struct {
 	Graph   *layers.Graph
 	Inputs  []int // (B*T) token ids
 	Targets []int // (B*T) next-token ids, or -1
+	mode    Mode
+	ran     error // why Loss and Logits have no value: errNoRun, a failed run, or nil
 	loss    *G.Node
 	logits  *G.Node
 	params  []*layers.Param
@@ -47,7 +50,7 @@ func (m *Model) NewProgram(mode Mode, batch int) (*Program, error) {
 		return nil, err
 	}
 	n := batch * m.Cfg.Context
-	p := &Program{Graph: g, Inputs: make([]int, n), Targets: make([]int, n), lossVal: new(G.Value)}
+	p := &Program{Graph: g, Inputs: make([]int, n), Targets: make([]int, n), mode: mode, ran: errNoRun, lossVal: new(G.Value)}
 	ids := G.NodeFromAny(g.G, tensor.New(tensor.WithShape(n), tensor.WithBacking(p.Inputs)), G.WithName("ids"))
 	if p.logits, err = m.logits(g, ids); err != nil {
 		return nil, err
@@ -94,10 +97,36 @@ func (p *Program) compile(g *layers.Graph, out *G.Node) error {
 	return nil
 }
 
-// Run executes the program once.
+// errNoRun is the error of Loss and Logits before the first Run.
+var errNoRun = errors.New("model: no run yet (Loss and Logits are those of the last Run)")
+
+// String names the mode as the programs' errors do.
+func (m Mode) String() string {
+	switch m {
+	case Train:
+		return "training"
+	case Eval:
+		return "evaluation"
+	case Sample:
+		return "sampling"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// program names a program of the mode with its article: "an evaluation program".
+func (m Mode) program() string {
+	if m == Eval {
+		return "an evaluation program"
+	}
+	return "a " + m.String() + " program"
+}
+
+// Run executes the program once. Until the next Run succeeds, Loss and Logits return
+// the error of one that failed.
 func (p *Program) Run() error {
 	defer p.vm.Reset()
 	if err := p.vm.RunAll(); err != nil {
+		p.ran = fmt.Errorf("model: the last run of %s failed: %w", p.mode.program(), err)
 		return err
 	}
 	switch {
@@ -107,27 +136,47 @@ func (p *Program) Run() error {
 	default:
 		p.logVal = p.logits.Value()
 	}
+	p.ran = nil
 	return nil
 }
 
-// Loss is the mean next-token loss in nats of the last run.
-func (p *Program) Loss() float64 {
-	if *p.lossVal == nil {
-		return 0
+// Loss is the mean next-token loss in nats of the last run. It is an error before the
+// first run, after a failed one, and for a sampling program, which computes no loss.
+func (p *Program) Loss() (float64, error) {
+	if p.loss == nil {
+		return 0, fmt.Errorf("model: %s has no loss", p.mode.program())
+	}
+	if p.ran != nil {
+		return 0, p.ran
 	}
 	switch v := (*p.lossVal).Data().(type) {
 	case float32:
-		return float64(v)
+		return float64(v), nil
 	case float64:
-		return v
+		return v, nil
+	default:
+		return 0, fmt.Errorf("model: the loss holds %T, want float32 or float64", v)
 	}
-	return 0
 }
 
-// Logits returns row r of the logits (V) of the last run, as float64.
-func (p *Program) Logits(r int) []float64 {
-	d := p.logVal.(*tensor.Dense)
-	v := d.Shape()[1]
+// Logits returns row r (0 <= r < B*T) of the logits (V) of the last run, as float64. It
+// is an error before the first run, after a failed one, and for a training or evaluation
+// program, which computes only the loss.
+func (p *Program) Logits(r int) ([]float64, error) {
+	if p.mode != Sample {
+		return nil, fmt.Errorf("model: %s has no logits (a sampling program has)", p.mode.program())
+	}
+	if p.ran != nil {
+		return nil, p.ran
+	}
+	d, ok := p.logVal.(*tensor.Dense)
+	if !ok || d.Dims() != 2 {
+		return nil, fmt.Errorf("model: the logits are %T, want a (B*T, V) matrix", p.logVal)
+	}
+	rows, v := d.Shape()[0], d.Shape()[1]
+	if r < 0 || r >= rows {
+		return nil, fmt.Errorf("model: logits row %d out of range [0, %d)", r, rows)
+	}
 	out := make([]float64, v)
 	switch x := d.Data().(type) {
 	case []float32:
@@ -136,8 +185,10 @@ func (p *Program) Logits(r int) []float64 {
 		}
 	case []float64:
 		copy(out, x[r*v:(r+1)*v])
+	default:
+		return nil, fmt.Errorf("model: the logits hold %T, want []float32 or []float64", x)
 	}
-	return out
+	return out, nil
 }
 
 // Params returns the parameters that Grads refers to, in order.
@@ -145,6 +196,15 @@ func (p *Program) Params() []*layers.Param { return p.params }
 
 // Grad returns the gradient tensor of parameter i after a run of a training program.
 func (p *Program) Grad(i int) (*tensor.Dense, error) {
+	if p.mode != Train {
+		return nil, fmt.Errorf("model: %s has no gradients", p.mode.program())
+	}
+	if i < 0 || i >= len(p.grads) {
+		return nil, fmt.Errorf("model: gradient %d out of range [0, %d)", i, len(p.grads))
+	}
+	if p.ran != nil {
+		return nil, p.ran
+	}
 	d, ok := p.grads[i].Value().(*tensor.Dense)
 	if !ok {
 		return nil, fmt.Errorf("model: no gradient for %s", p.params[i].Name)

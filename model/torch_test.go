@@ -239,8 +239,12 @@ func compareGradients(t *testing.T, m *model.Model, j bench.Job, torchLoss float
 	if err := prog.Run(); err != nil {
 		t.Fatal(err)
 	}
-	if math.Abs(torchLoss-prog.Loss()) > tol*math.Abs(prog.Loss()) {
-		t.Errorf("loss: Go %v, PyTorch %v", prog.Loss(), torchLoss)
+	loss, err := prog.Loss()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(torchLoss-loss) > tol*math.Abs(loss) {
+		t.Errorf("loss: Go %v, PyTorch %v", loss, torchLoss)
 	}
 	if len(want) != len(prog.Params()) {
 		t.Errorf("PyTorch has %d gradients, Go %d parameters", len(want), len(prog.Params()))

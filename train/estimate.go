@@ -23,21 +23,22 @@ type runEstimate struct {
 	perBatch time.Duration // the time of an evaluation batch, once measured
 }
 
-// observe is called after each completed step of the session that began at step start
-// (0-based step numbers), which took took (its forward and backward passes, update and
+// observe is called after each completed step of the session (0-based step numbers),
+// which took took (its forward and backward passes, update and
 // metrics row; not a validation after it). On rank 0 it logs an estimate of the time to
 // the end of the run after estimateSteps steps following the first (slower: it
 // allocates), and again before each periodic validation, from the mean of all the steps
 // measured so far. A session of too few steps to measure logs none.
-func (t *trainer[T]) observe(e *runEstimate, start, step int, took time.Duration, val []uint8) error {
-	if !t.lead() || step == start {
+func (t *trainer[T]) observe(step int, took time.Duration) error {
+	e := &t.est
+	if !t.lead() || step == t.start {
 		return nil
 	}
 	e.steps += took
 	e.n++
 	done := step + 1
 	if e.n == estimateSteps || e.n > estimateSteps && done%t.Opt.EvalEvery == 0 && done < t.Opt.Steps {
-		return t.logEstimate(e, done, val)
+		return t.logEstimate(done)
 	}
 	return nil
 }
@@ -48,8 +49,8 @@ func (t *trainer[T]) observe(e *runEstimate, start, step int, took time.Duration
 // first one, measured once). It is an estimate and says so: the measured times are
 // extrapolated, on a machine whose load may change, and the n-gram baselines of the
 // summary are not counted.
-func (t *trainer[T]) logEstimate(e *runEstimate, done int, val []uint8) error {
-	p := t.eval
+func (t *trainer[T]) logEstimate(done int) error {
+	e, val, p := &t.est, t.val, t.eval
 	if e.perBatch == 0 {
 		w, err := data.NewEvalWindows(val, p.Graph.SeqLen, p.Graph.Batch)
 		if err != nil {

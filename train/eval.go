@@ -46,9 +46,13 @@ func evaluateShare[T data.Token](p *model.Program, w *data.EvalWindows[T], first
 			return 0, 0, err
 		}
 		if err := p.Run(); err != nil {
-			return 0, 0, err
+			return 0, 0, fmt.Errorf("evaluate: batch %d: %w", i, err)
 		}
-		nats += p.Loss() * float64(n)
+		loss, err := p.Loss()
+		if err != nil {
+			return 0, 0, fmt.Errorf("evaluate: batch %d: %w", i, err)
+		}
+		nats += loss * float64(n)
 		scored += n
 	}
 	return nats, scored, nil

@@ -26,12 +26,18 @@ type Options struct {
 	// LogLipschitz writes the attention layers' bounds, scales and certified constants
 	// (model.AttentionReport) to the metrics log every LogLipschitz steps; 0 never.
 	LogLipschitz int `json:"log_lipschitz,omitempty"`
+	// PowerIters is the number of power-iteration steps that refresh the spectral
+	// normalisations and token-norm bounds before each training step (docs/runs.md). 0,
+	// what the options of a run stored before the setting hold, means 1, which that run
+	// took, so that it resumes exactly.
+	PowerIters int `json:"power_iters,omitempty"`
 }
 
-// DefaultOptions are nanoGPT's CPU settings for Tiny Shakespeare, scaled to a quick run.
+// DefaultOptions are nanoGPT's CPU settings for Tiny Shakespeare, scaled to a quick run,
+// with 8 power iterations per step (docs/runs.md, "Power iterations per step").
 func DefaultOptions() Options {
 	return Options{Steps: 2000, Batch: 12, LR: 1e-3, MinLR: 1e-4, Warmup: 100, Schedule: "cosine",
-		Beta1: 0.9, Beta2: 0.99, WeightDecay: 0.1, Clip: 1, EvalEvery: 250, EvalBytes: 100_000, Seed: 1}
+		Beta1: 0.9, Beta2: 0.99, WeightDecay: 0.1, Clip: 1, EvalEvery: 250, EvalBytes: 100_000, Seed: 1, PowerIters: 8}
 }
 
 // Validate returns an error naming every option out of range.
@@ -43,6 +49,9 @@ func (o Options) Validate() error {
 	}
 	if o.LogLipschitz < 0 {
 		bad("log-lipschitz %d, want >= 0", o.LogLipschitz)
+	}
+	if o.PowerIters < 0 {
+		bad("power-iters %d, want >= 0 (0: 1)", o.PowerIters)
 	}
 	if o.Batch < 1 {
 		bad("batch %d, want >= 1", o.Batch)
@@ -77,6 +86,11 @@ func (o Options) Validate() error {
 // schedule builds the learning-rate schedule; cosine decays over all the steps.
 func (o Options) schedule() (Schedule, error) {
 	return NewSchedule(o.Schedule, ScheduleConfig{LR: o.LR, MinLR: o.MinLR, Warmup: o.Warmup, DecayIters: o.Steps})
+}
+
+// StepConfig is the training step of the options (Stepper), for a run of one process.
+func (o Options) StepConfig() StepConfig {
+	return StepConfig{Adam: o.AdamConfig(), Clip: o.Clip, Seed: o.Seed, PowerIters: o.PowerIters}
 }
 
 // AdamConfig is the optimizer configuration of the options (eps 1e-8).

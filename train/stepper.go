@@ -18,8 +18,7 @@ type Stepper[T Float] struct {
 	Model *model.Model
 	Prog  *model.Program // the training program, of batches of Prog.Graph.Batch sequences
 	Adam  *Adam[T]       // over the program's parameters, in the order of Prog.Params
-	Clip  float64        // global gradient-norm clip; 0 disables
-	Seed  uint64         // seeds the dropout masks of each step
+	Cfg   StepConfig
 	// Comm, when it has more than one rank, makes the step one of data-parallel replicas:
 	// Gradients returns the mean loss and the clipped mean gradient over them (allReduce).
 	Comm  dist.Comm
@@ -27,18 +26,31 @@ type Stepper[T Float] struct {
 	flat  []T   // all gradients end to end, for the all-reduce
 }
 
+// StepConfig is how a Stepper steps, besides the passes: Options.StepConfig is a run's.
+type StepConfig struct {
+	Adam AdamConfig
+	Clip float64 // global gradient-norm clip; 0 disables
+	Seed uint64  // seeds the dropout masks of each step
+	// PowerIters is the number of power-iteration steps that refresh the spectral
+	// normalisations and token-norm bounds before each step; 0 means 1.
+	PowerIters int
+}
+
 // NewStepper compiles a training program of m for batches of the given size and makes an
 // AdamW optimizer with zero moments over its parameters. It fails when T is not the
 // element type of m's parameters.
-func NewStepper[T Float](m *model.Model, batch int, adam AdamConfig, clip float64, seed uint64) (*Stepper[T], error) {
-	if !(clip >= 0) || math.IsInf(clip, 1) {
-		return nil, fmt.Errorf("stepper: clip %v, want a finite number >= 0", clip)
+func NewStepper[T Float](m *model.Model, batch int, cfg StepConfig) (*Stepper[T], error) {
+	if !(cfg.Clip >= 0) || math.IsInf(cfg.Clip, 1) {
+		return nil, fmt.Errorf("stepper: clip %v, want a finite number >= 0", cfg.Clip)
+	}
+	if cfg.PowerIters < 0 {
+		return nil, fmt.Errorf("stepper: %d power iterations per step, want >= 0 (0: 1)", cfg.PowerIters)
 	}
 	prog, err := m.NewProgram(model.Train, batch)
 	if err != nil {
 		return nil, err
 	}
-	s := &Stepper[T]{Model: m, Prog: prog, Clip: clip, Seed: seed}
+	s := &Stepper[T]{Model: m, Prog: prog, Cfg: cfg}
 	params := make([]Param[T], 0, len(prog.Params()))
 	for _, p := range prog.Params() {
 		v, ok := p.Value.Data().([]T)
@@ -51,7 +63,7 @@ func NewStepper[T Float](m *model.Model, batch int, adam AdamConfig, clip float6
 		params = append(params, Param[T]{Name: p.Name, Value: v, Grad: g, Decay: p.Decay, LRScale: p.LRScale})
 		s.grads = append(s.grads, g)
 	}
-	if s.Adam, err = NewAdam(params, adam); err != nil {
+	if s.Adam, err = NewAdam(params, cfg.Adam); err != nil {
 		prog.Close()
 		return nil, err
 	}
@@ -60,19 +72,19 @@ func NewStepper[T Float](m *model.Model, batch int, adam AdamConfig, clip float6
 
 // Gradients runs the forward and backward pass of step number step on the batch in
 // Prog.Inputs and Prog.Targets and clips the gradient. It returns the loss and the
-// gradient norm before clipping. A step of power iteration refreshes the spectral
-// normalisations first (held fixed within the step); the dropout masks are those of
-// (Seed, step). With a Comm of several ranks every rank must call it for the same step.
+// gradient norm before clipping. Cfg.PowerIters steps of power iteration refresh the
+// spectral normalisations first (held fixed within the step); the dropout masks are those of
+// (Cfg.Seed, step). With a Comm of several ranks every rank must call it for the same step.
 func (s *Stepper[T]) Gradients(step int) (loss, norm float64, err error) {
-	s.Model.PowerIterate(1)
-	s.Prog.Resample(s.Seed, step)
+	s.Model.PowerIterate(max(1, s.Cfg.PowerIters))
+	s.Prog.Resample(s.Cfg.Seed, step)
 	if err := s.Prog.Run(); err != nil {
 		return 0, 0, fmt.Errorf("step %d: %w", step, err)
 	}
 	for i, g := range s.grads {
 		d, err := s.Prog.Grad(i)
 		if err != nil {
-			return 0, 0, err
+			return 0, 0, fmt.Errorf("step %d: %w", step, err)
 		}
 		src, ok := d.Data().([]T)
 		if !ok || len(src) != len(g) {
@@ -80,11 +92,13 @@ func (s *Stepper[T]) Gradients(step int) (loss, norm float64, err error) {
 		}
 		copy(g, src)
 	}
-	loss, err = s.allReduce(s.Prog.Loss())
-	if err != nil {
+	if loss, err = s.Prog.Loss(); err != nil {
 		return 0, 0, fmt.Errorf("step %d: %w", step, err)
 	}
-	return loss, ClipGlobalNorm(s.grads, s.Clip), nil
+	if loss, err = s.allReduce(loss); err != nil {
+		return 0, 0, fmt.Errorf("step %d: %w", step, err)
+	}
+	return loss, ClipGlobalNorm(s.grads, s.Cfg.Clip), nil
 }
 
 // Update applies the optimizer to the gradients of the last Gradients call with learning
@@ -101,7 +115,10 @@ func (s *Stepper[T]) Step(step int, lr float64) (loss, norm float64, err error) 
 	if !finite(loss) || !finite(norm) {
 		return loss, norm, fmt.Errorf("step %d: loss %v, gradient norm %v: %w", step, loss, norm, ErrNonFinite)
 	}
-	return loss, norm, s.Update(lr)
+	if err := s.Update(lr); err != nil {
+		return loss, norm, fmt.Errorf("step %d: update: %w", step, err)
+	}
+	return loss, norm, nil
 }
 
 // Close releases the training program.

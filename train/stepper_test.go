@@ -31,7 +31,7 @@ func fillBatch(inputs, targets []int, vocab int) {
 func TestStepperLearnsABatch(t *testing.T) {
 	for _, arch := range []spec.Arch{spec.L2, spec.InvertibleL2} {
 		m := stepperModel(t, arch, spec.Float64)
-		s, err := NewStepper[float64](m, 2, DefaultAdamConfig(), 1, 1)
+		s, err := NewStepper[float64](m, 2, StepConfig{Adam: DefaultAdamConfig(), Clip: 1, Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -64,7 +64,7 @@ func TestStepperLearnsABatch(t *testing.T) {
 // gradient of norm Clip in the optimizer's parameters.
 func TestStepperClips(t *testing.T) {
 	m := stepperModel(t, spec.DP, spec.Float32)
-	s, err := NewStepper[float32](m, 2, DefaultAdamConfig(), 1e-3, 1)
+	s, err := NewStepper[float32](m, 2, StepConfig{Adam: DefaultAdamConfig(), Clip: 1e-3, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestStepperClips(t *testing.T) {
 // TestStepperNonFinite: a non-finite loss stops the step before the update.
 func TestStepperNonFinite(t *testing.T) {
 	m := stepperModel(t, spec.DP, spec.Float64)
-	s, err := NewStepper[float64](m, 1, DefaultAdamConfig(), 1, 1)
+	s, err := NewStepper[float64](m, 1, StepConfig{Adam: DefaultAdamConfig(), Clip: 1, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,16 +109,16 @@ func TestStepperNonFinite(t *testing.T) {
 
 func TestStepperErrors(t *testing.T) {
 	m := stepperModel(t, spec.DP, spec.Float64)
-	if _, err := NewStepper[float32](m, 2, DefaultAdamConfig(), 1, 1); err == nil || !strings.Contains(err.Error(), "float64") {
+	if _, err := NewStepper[float32](m, 2, StepConfig{Adam: DefaultAdamConfig(), Clip: 1, Seed: 1}); err == nil || !strings.Contains(err.Error(), "float64") {
 		t.Errorf("float32 stepper of a float64 model: error %v", err)
 	}
-	if _, err := NewStepper[float64](m, 2, DefaultAdamConfig(), -1, 1); err == nil || !strings.Contains(err.Error(), "clip") {
+	if _, err := NewStepper[float64](m, 2, StepConfig{Adam: DefaultAdamConfig(), Clip: -1, Seed: 1}); err == nil || !strings.Contains(err.Error(), "clip") {
 		t.Errorf("negative clip: error %v", err)
 	}
-	if _, err := NewStepper[float64](m, 2, AdamConfig{Beta1: 2}, 1, 1); err == nil {
+	if _, err := NewStepper[float64](m, 2, StepConfig{Adam: AdamConfig{Beta1: 2}, Clip: 1, Seed: 1}); err == nil {
 		t.Error("bad Adam config: no error")
 	}
-	if _, err := NewStepper[float64](m, 0, DefaultAdamConfig(), 1, 1); err == nil {
+	if _, err := NewStepper[float64](m, 0, StepConfig{Adam: DefaultAdamConfig(), Clip: 1, Seed: 1}); err == nil {
 		t.Error("batch 0: no error")
 	}
 }
