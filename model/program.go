@@ -24,11 +24,13 @@ type Program struct {
 	ran     error // why Loss and Logits have no value: errNoRun, a failed run, or nil
 	loss    *G.Node
 	logits  *G.Node
+	hits    *G.Node // evaluation programs: the rows whose top logit is the target (ops.Correct)
 	params  []*layers.Param
 	grads   []*G.Node // gradient of the loss per parameter, training programs only
 	vm      G.VM
 	lossVal *G.Value // a separate allocation: see NewProgram
 	logVal  G.Value
+	hitsVal G.Value
 }
 
 // Mode selects what a program computes.
@@ -37,7 +39,7 @@ type Mode int
 const (
 	// Train computes the loss and its gradients, with dropout.
 	Train Mode = iota
-	// Eval computes the loss only, without dropout.
+	// Eval computes the loss and the top-1 hits (Hits), without dropout.
 	Eval
 	// Sample computes the logits only, without dropout.
 	Sample
@@ -80,16 +82,22 @@ func (m *Model) NewProgram(mode Mode, batch int) (*Program, error) {
 			return nil, fmt.Errorf("model: gradients: %w", err)
 		}
 	}
+	if mode == Eval {
+		if p.hits, err = ops.Correct(p.logits, targets); err != nil {
+			return nil, err
+		}
+		return p, p.compile(g, p.loss, p.hits)
+	}
 	return p, p.compile(g, p.loss)
 }
 
-// compile makes the tape machine; forward-only programs are pruned to what out needs.
-func (p *Program) compile(g *layers.Graph, out *G.Node) error {
+// compile makes the tape machine; forward-only programs are pruned to what outs need.
+func (p *Program) compile(g *layers.Graph, outs ...*G.Node) error {
 	if p.grads != nil {
 		p.vm = G.NewTapeMachine(g.G)
 		return nil
 	}
-	prog, locs, err := G.CompileFunction(g.G, g.G.Inputs(), G.Nodes{out})
+	prog, locs, err := G.CompileFunction(g.G, g.G.Inputs(), G.Nodes(outs))
 	if err != nil {
 		return fmt.Errorf("model: compile: %w", err)
 	}
@@ -133,6 +141,9 @@ func (p *Program) Run() error {
 	case p.grads != nil: // the loss was read by a Read node
 	case p.loss != nil:
 		*p.lossVal = p.loss.Value()
+		if p.hits != nil {
+			p.hitsVal = p.hits.Value()
+		}
 	default:
 		p.logVal = p.logits.Value()
 	}
@@ -156,6 +167,26 @@ func (p *Program) Loss() (float64, error) {
 		return v, nil
 	default:
 		return 0, fmt.Errorf("model: the loss holds %T, want float32 or float64", v)
+	}
+}
+
+// Hits is the number of scored rows of the last run of an evaluation program whose
+// largest logit is at the target: the top-1 hits of next-byte prediction. It is an error
+// before the first run, after a failed one, and for another program.
+func (p *Program) Hits() (int, error) {
+	if p.hits == nil {
+		return 0, fmt.Errorf("model: %s counts no hits (an evaluation program does)", p.mode.program())
+	}
+	if p.ran != nil {
+		return 0, p.ran
+	}
+	switch v := p.hitsVal.Data().(type) {
+	case float32:
+		return int(v), nil
+	case float64:
+		return int(v), nil
+	default:
+		return 0, fmt.Errorf("model: the hits hold %T, want float32 or float64", v)
 	}
 }
 

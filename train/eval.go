@@ -8,6 +8,22 @@ import (
 	"lipformer/model"
 )
 
+// Score is an evaluation of a split: the mean loss in nats per scored byte, the bytes
+// scored, and how many of them the model's top-1 byte predicted.
+type Score struct {
+	Nats   float64
+	Scored int
+	Hits   int
+}
+
+// Accuracy is the fraction of scored bytes predicted top-1 (NaN when none were scored).
+func (s Score) Accuracy() float64 {
+	if s.Scored == 0 {
+		return math.NaN()
+	}
+	return float64(s.Hits) / float64(s.Scored)
+}
+
 // Evaluate scores every byte of tokens but the first with an evaluation program:
 // consecutive non-overlapping windows of the context length, so a byte is predicted from
 // the bytes before it in its window (on average (T+1)/2 of them). It returns the mean loss
@@ -21,41 +37,52 @@ func Evaluate[T data.Token](p *model.Program, tokens []T) (float64, int, error) 
 // first window is predicted from at least T - stride + 1 bytes, at about T / stride times
 // the cost. Stride T is Evaluate.
 func EvaluateStrided[T data.Token](p *model.Program, tokens []T, stride int) (float64, int, error) {
+	s, err := EvaluateScore(p, tokens, stride)
+	return s.Nats, s.Scored, err
+}
+
+// EvaluateScore is EvaluateStrided with the top-1 hits beside the loss.
+func EvaluateScore[T data.Token](p *model.Program, tokens []T, stride int) (Score, error) {
 	w, err := data.NewStridedEvalWindows(tokens, p.Graph.SeqLen, stride, p.Graph.Batch)
 	if err != nil {
-		return 0, 0, err
+		return Score{}, err
 	}
-	nats, scored, err := evaluateShare(p, w, 0, 1)
+	s, err := evaluateShare(p, w, 0, 1)
 	if err != nil {
-		return 0, 0, err
+		return Score{}, err
 	}
-	if scored != w.Scored() {
-		return 0, 0, fmt.Errorf("evaluate: scored %d bytes, want %d", scored, w.Scored())
+	if s.Scored != w.Scored() {
+		return Score{}, fmt.Errorf("evaluate: scored %d bytes, want %d", s.Scored, w.Scored())
 	}
-	return nats / float64(scored), scored, nil
+	s.Nats /= float64(s.Scored)
+	return s, nil
 }
 
 // evaluateShare runs p on the batches first, first+every, first+2*every, ... of w and
-// returns the summed loss in nats and the number of bytes scored.
-func evaluateShare[T data.Token](p *model.Program, w *data.EvalWindows[T], first, every int) (float64, int, error) {
-	var nats float64
-	var scored int
+// returns the summed loss in nats (in Nats), the bytes scored and the top-1 hits.
+func evaluateShare[T data.Token](p *model.Program, w *data.EvalWindows[T], first, every int) (Score, error) {
+	var s Score
 	for i := first; i < w.Batches(); i += every {
 		n, err := w.Batch(i, p.Inputs, p.Targets)
 		if err != nil {
-			return 0, 0, err
+			return Score{}, err
 		}
 		if err := p.Run(); err != nil {
-			return 0, 0, fmt.Errorf("evaluate: batch %d: %w", i, err)
+			return Score{}, fmt.Errorf("evaluate: batch %d: %w", i, err)
 		}
 		loss, err := p.Loss()
 		if err != nil {
-			return 0, 0, fmt.Errorf("evaluate: batch %d: %w", i, err)
+			return Score{}, fmt.Errorf("evaluate: batch %d: %w", i, err)
 		}
-		nats += loss * float64(n)
-		scored += n
+		hits, err := p.Hits()
+		if err != nil {
+			return Score{}, fmt.Errorf("evaluate: batch %d: %w", i, err)
+		}
+		s.Nats += loss * float64(n)
+		s.Scored += n
+		s.Hits += hits
 	}
-	return nats, scored, nil
+	return s, nil
 }
 
 // BPC converts nats per byte to bits per byte.

@@ -13,7 +13,7 @@ import (
 // separate plain-Go implementation) predicting each target from the bytes the stride's
 // windows give it: with stride S, target p > T from the window of T bytes that ends where
 // the earlier windows' scored targets end. Stride 1 gives every target after the first T
-// all T bytes before it.
+// all T bytes before it. The top-1 hits are the decoder's argmax hits of the same targets.
 func TestEvaluateStridedIsExact(t *testing.T) {
 	cfg := model.Config{Arch: spec.L2, Layers: 2, Heads: 2, Width: 8, Context: 5, Vocab: 7, Norm: spec.PreLN, LipC: 0.9, Dtype: spec.Float64, Std: 0.3}
 	m, err := model.New(cfg, 3)
@@ -36,6 +36,7 @@ func TestEvaluateStridedIsExact(t *testing.T) {
 	T := cfg.Context
 	for S := 1; S <= T; S++ {
 		var want float64
+		wantHits := 0
 		for target := 1; target < len(tokens); target++ {
 			start := 0 // the window that scores target: window 0, or the first w with w*S + T >= target
 			if target > T {
@@ -47,6 +48,15 @@ func TestEvaluateStridedIsExact(t *testing.T) {
 				t.Fatal(err)
 			}
 			want += logSumExp(logits) - logits[tokens[target]]
+			best := 0
+			for j, z := range logits {
+				if z > logits[best] {
+					best = j
+				}
+			}
+			if best == tokens[target] {
+				wantHits++
+			}
 		}
 		want /= float64(len(tokens) - 1)
 		got, n, err := EvaluateStrided(p, tokens, S)
@@ -55,6 +65,13 @@ func TestEvaluateStridedIsExact(t *testing.T) {
 		}
 		if n != len(tokens)-1 || math.Abs(got-want) > 1e-12 {
 			t.Errorf("stride %d: loss %.15g over %d bytes, the decoder's %.15g over %d", S, got, n, want, len(tokens)-1)
+		}
+		s, err := EvaluateScore(p, tokens, S)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Hits != wantHits || s.Nats != got || math.Abs(s.Accuracy()-float64(wantHits)/float64(n)) > 1e-15 {
+			t.Errorf("stride %d: %d hits (loss %v), the decoder's %d", S, s.Hits, s.Nats, wantHits)
 		}
 	}
 }

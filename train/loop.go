@@ -67,7 +67,7 @@ func (t *trainer[T]) begin() error {
 	}
 	nan := NotMeasured()
 	t.sum = &Summary{Model: t.Model.Cfg, Options: t.Opt, Corpus: t.Corpus.Name, CorpusID: IdentifyCorpus(t.Corpus), Params: t.Model.NumParams(), BestStep: -1,
-		TokensPerS: nan, FinalValBPC: nan, BestValBPC: nan, TestBPC: nan,
+		TokensPerS: nan, FinalValBPC: nan, BestValBPC: nan, TestBPC: nan, FinalValAcc: nan, TestAcc: nan,
 		EvalProtocol: "bits per byte over every byte of the split but its first, in consecutive non-overlapping windows of the context length"}
 	t.bar = newBar(t.Progress, t.Opt.Steps, t.start)
 	t.began = time.Now().Add(-t.before) // elapsed times continue across resumes
@@ -172,10 +172,11 @@ func (t *trainer[T]) validate(step int) error {
 	if t.Opt.EvalBytes > 0 && len(val) > t.Opt.EvalBytes {
 		val = val[:t.Opt.EvalBytes]
 	}
-	loss, _, err := t.evaluate(val) // the bytes scored: those of EvalBytes, or all
+	s, err := t.evaluate(val) // the bytes scored: those of EvalBytes, or all
 	if err != nil {
 		return fmt.Errorf("validation at step %d: %w", step, err)
 	}
+	loss := s.Nats
 	if err := t.metrics.WriteEval(EvalRow{Step: step, ValLoss: loss, ElapsedS: time.Since(t.began).Seconds()}); err != nil {
 		return fmt.Errorf("validation at step %d: metrics log: %w", step, err)
 	}
@@ -235,23 +236,25 @@ func (t *trainer[T]) finish(step int) error {
 // finalScores evaluates the final weights on the whole validation and test splits and
 // puts the scores and the n-gram baselines in the summary.
 func (t *trainer[T]) finalScores() error {
-	loss, n, err := t.evaluate(t.val)
+	val, err := t.evaluate(t.val)
 	if err != nil {
 		return fmt.Errorf("final validation: %w", err)
 	}
-	t.sum.FinalValBPC, t.sum.ValBytes = Figure(BPC(loss)), n
+	t.sum.FinalValBPC, t.sum.ValBytes, t.sum.FinalValAcc = Figure(BPC(val.Nats)), val.Scored, Figure(val.Accuracy())
 	test, err := t.Corpus.Vocab.EncodeCompact(t.Corpus.Test)
 	if err != nil {
 		return fmt.Errorf("test split: %w", err)
 	}
-	if loss, n, err = t.evaluate(test); err != nil {
+	s, err := t.evaluate(test)
+	if err != nil {
 		return fmt.Errorf("test split: %w", err)
 	}
-	t.sum.TestBPC, t.sum.TestBytes = Figure(BPC(loss)), n
+	t.sum.TestBPC, t.sum.TestBytes, t.sum.TestAcc = Figure(BPC(s.Nats)), s.Scored, Figure(s.Accuracy())
 	if t.sum.Baselines, err = ngram.Baselines(t.Corpus.Train, t.Corpus.Test, t.Corpus.Vocab.Bytes(), BaselineOrders()); err != nil {
 		return fmt.Errorf("n-gram baselines: %w", err)
 	}
 	t.Log.Info("final", "val_bpc", fmt.Sprintf("%.4f", float64(t.sum.FinalValBPC)), "test_bpc", fmt.Sprintf("%.4f", float64(t.sum.TestBPC)),
+		"val_acc", fmt.Sprintf("%.4f", float64(t.sum.FinalValAcc)), "test_acc", fmt.Sprintf("%.4f", float64(t.sum.TestAcc)),
 		"baselines", ngram.Format(t.sum.Baselines))
 	return nil
 }

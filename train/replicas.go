@@ -108,28 +108,28 @@ func (t *trainer[T]) sample(s *data.Sampler[uint8], step int) error {
 
 // evaluate is Evaluate over the replicas: replica r scores the batches of windows r,
 // r+Size, r+2*Size, ... and the nats and bytes are summed over the replicas.
-func (t *trainer[T]) evaluate(tokens []uint8) (float64, int, error) {
+func (t *trainer[T]) evaluate(tokens []uint8) (Score, error) {
 	c := t.comm()
-	if c.Size() == 1 {
-		return Evaluate(t.eval, tokens)
-	}
 	p := t.eval
+	if c.Size() == 1 {
+		return EvaluateScore(p, tokens, p.Graph.SeqLen)
+	}
 	w, err := data.NewEvalWindows(tokens, p.Graph.SeqLen, p.Graph.Batch)
 	if err != nil {
-		return 0, 0, err
+		return Score{}, err
 	}
-	nats, n, err := evaluateShare(p, w, c.Rank(), c.Size())
+	s, err := evaluateShare(p, w, c.Rank(), c.Size())
 	if err != nil {
-		return 0, 0, err
+		return Score{}, err
 	}
-	sums := []float64{nats, float64(n)} // nats, bytes scored
+	sums := []float64{s.Nats, float64(s.Scored), float64(s.Hits)} // nats, bytes scored, hits
 	if err := c.SumFloat64(sums); err != nil {
-		return 0, 0, err
+		return Score{}, err
 	}
 	if int(sums[1]) != w.Scored() {
-		return 0, 0, fmt.Errorf("evaluate: the replicas scored %v bytes, want %d", sums[1], w.Scored())
+		return Score{}, fmt.Errorf("evaluate: the replicas scored %v bytes, want %d", sums[1], w.Scored())
 	}
-	return sums[0] / sums[1], w.Scored(), nil
+	return Score{Nats: sums[0] / sums[1], Scored: w.Scored(), Hits: int(sums[2])}, nil
 }
 
 // checkReplicas returns an error wrapping ErrReplicasDiffer, on every replica, when the

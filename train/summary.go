@@ -66,6 +66,8 @@ type Summary struct {
 	BestValBPC   Figure             `json:"best_val_bpc"`         // best finite periodic validation (eval-bytes)
 	BestStep     int                `json:"best_step"`            // -1 if no finite validation ran
 	TestBPC      Figure             `json:"test_bpc"`             // whole test split, final weights
+	FinalValAcc  Figure             `json:"final_val_acc"`        // next-byte top-1 accuracy on the whole validation split
+	TestAcc      Figure             `json:"test_acc"`             // next-byte top-1 accuracy on the whole test split
 	ValBytes     int                `json:"val_bytes,omitempty"`  // bytes scored for FinalValBPC
 	TestBytes    int                `json:"test_bytes,omitempty"` // bytes scored for TestBPC
 	Baselines    []ngram.Result     `json:"baselines,omitempty"`  // test-split bpc of n-gram models of the train split (BaselineOrders); absent without a test score
@@ -80,7 +82,7 @@ type Summary struct {
 func (s *Summary) UnmarshalJSON(b []byte) error {
 	type plain Summary // without this method
 	nan := NotMeasured()
-	p := plain{TokensPerS: nan, FinalValBPC: nan, BestValBPC: nan, TestBPC: nan, BestStep: -1}
+	p := plain{TokensPerS: nan, FinalValBPC: nan, BestValBPC: nan, TestBPC: nan, FinalValAcc: nan, TestAcc: nan, BestStep: -1}
 	if err := json.Unmarshal(b, &p); err != nil {
 		return err
 	}

@@ -49,6 +49,9 @@ type result struct {
 	Bytes      int     `json:"bytes"`
 	Loss       float64 `json:"loss"`
 	BPC        float64 `json:"bpc"`
+	// Accuracy is the fraction of scored bytes whose top-1 prediction is right (not with
+	// -ablate).
+	Accuracy *float64 `json:"accuracy,omitempty"`
 	// Stride is the advance of the evaluation windows: the context for consecutive
 	// non-overlapping windows, less for overlapping ones (data.NewStridedEvalWindows).
 	Stride int `json:"stride"`
@@ -151,7 +154,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		res.Stride = *stride
 	}
 	if *ablate == "" {
-		res.Loss, res.Bytes, err = evaluate(m, tokens, *batch, res.Stride)
+		var s train.Score
+		if s, err = evaluate(m, tokens, *batch, res.Stride); err == nil {
+			acc := s.Accuracy()
+			res.Loss, res.Bytes, res.Accuracy = s.Nats, s.Scored, &acc
+		}
 	} else { // the table's first row is the intact model
 		if res.Ablation, res.Bytes, err = train.AblateAttention(ctx, m, tokens, *batch); err == nil {
 			res.Loss = res.Ablation[0].Loss
@@ -169,7 +176,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(res)
 	}
-	fmt.Fprintf(stdout, "%s (step %d) on %s %s: %.4f bpc over %d bytes (windows of %d advanced by %d)\n", path, step, corpus.Name, *split, res.BPC, res.Bytes, m.Cfg.Context, res.Stride)
+	acc := ""
+	if res.Accuracy != nil {
+		acc = fmt.Sprintf(", next-byte accuracy %.4f", *res.Accuracy)
+	}
+	fmt.Fprintf(stdout, "%s (step %d) on %s %s: %.4f bpc%s over %d bytes (windows of %d advanced by %d)\n", path, step, corpus.Name, *split, res.BPC, acc, res.Bytes, m.Cfg.Context, res.Stride)
 	if res.Ablation != nil {
 		printAblation(stdout, res.Ablation)
 	}
@@ -231,15 +242,14 @@ func printBaselines(w io.Writer, corpus, split string, res []ngram.Result, score
 		corpus, split, ngram.Format(res), scored)
 }
 
-// evaluate is the mean loss of the model on tokens, in windows advanced by stride, and
-// the number of bytes scored.
-func evaluate(m *model.Model, tokens []uint8, batch, stride int) (float64, int, error) {
+// evaluate is the score of the model on tokens, in windows advanced by stride.
+func evaluate(m *model.Model, tokens []uint8, batch, stride int) (train.Score, error) {
 	p, err := m.NewProgram(model.Eval, batch)
 	if err != nil {
-		return 0, 0, err
+		return train.Score{}, err
 	}
 	defer p.Close()
-	return train.EvaluateStrided(p, tokens, stride)
+	return train.EvaluateScore(p, tokens, stride)
 }
 
 // printAblation writes the ablation table: the attention removed, bpc, and the change
