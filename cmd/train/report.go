@@ -40,6 +40,9 @@ func report(w io.Writer, r *train.Run, sum *train.Summary, asJSON bool, sampleLe
 		}
 		fmt.Fprintf(w, "val bpc %.4f (%d bytes), test bpc %.4f (%d bytes%s); %s\n",
 			float64(sum.FinalValBPC), sum.ValBytes, float64(sum.TestBPC), sum.TestBytes, baselines, best)
+		if sum.FinalValAcc.Measured() && sum.TestAcc.Measured() {
+			fmt.Fprintf(w, "next-byte accuracy: val %.4f, test %.4f\n", float64(sum.FinalValAcc), float64(sum.TestAcc))
+		}
 	case sum.NonFinite:
 		fmt.Fprintf(w, "stopped at a non-finite value: no final val or test bpc; %s\n", best)
 	default:
