@@ -13,14 +13,7 @@ import (
 // prediction. A row with a negative target is not counted; of equal largest logits the
 // first counts. It has no gradient.
 func Correct(logits, targets *G.Node) (*G.Node, error) {
-	ls, ts := logits.Shape(), targets.Shape()
-	if ls.Dims() != 2 {
-		return nil, fmt.Errorf("correct: logits %v, want (N, V)", ls)
-	}
-	if targets.Dtype() != tensor.Int || ts.TotalSize() != ls[0] || !ts.IsVectorLike() {
-		return nil, fmt.Errorf("correct: targets %v of %v, want an Int vector of %d", ts, targets.Dtype(), ls[0])
-	}
-	if err := checkFloat("correct", logits.Dtype()); err != nil {
+	if err := checkLogitsTargets("correct", logits, targets); err != nil {
 		return nil, err
 	}
 	return G.ApplyOp(&correctOp{baseOp{name: "Correct"}}, logits, targets)

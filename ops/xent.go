@@ -15,17 +15,23 @@ import (
 // ignored (padding) and not counted in the mean; with no target left the loss is 0. The
 // log-softmax is fused and max-shifted, so logits of any magnitude give a finite loss.
 func CrossEntropy(logits, targets *G.Node) (*G.Node, error) {
-	ls, ts := logits.Shape(), targets.Shape()
-	if ls.Dims() != 2 {
-		return nil, fmt.Errorf("cross-entropy: logits %v, want (N, V)", ls)
-	}
-	if targets.Dtype() != tensor.Int || ts.TotalSize() != ls[0] || !ts.IsVectorLike() {
-		return nil, fmt.Errorf("cross-entropy: targets %v of %v, want an Int vector of %d", ts, targets.Dtype(), ls[0])
-	}
-	if err := checkFloat("cross-entropy", logits.Dtype()); err != nil {
+	if err := checkLogitsTargets("cross-entropy", logits, targets); err != nil {
 		return nil, err
 	}
 	return G.ApplyOp(&xentOp{baseOp: baseOp{name: "CrossEntropy"}}, logits, targets)
+}
+
+// checkLogitsTargets returns an error naming op unless logits is a float (N, V) matrix and
+// targets an Int vector of N.
+func checkLogitsTargets(op string, logits, targets *G.Node) error {
+	ls, ts := logits.Shape(), targets.Shape()
+	if ls.Dims() != 2 {
+		return fmt.Errorf("%s: logits %v, want (N, V)", op, ls)
+	}
+	if targets.Dtype() != tensor.Int || ts.TotalSize() != ls[0] || !ts.IsVectorLike() {
+		return fmt.Errorf("%s: targets %v of %v, want an Int vector of %d", op, ts, targets.Dtype(), ls[0])
+	}
+	return checkFloat(op, logits.Dtype())
 }
 
 // xentOp is the forward op of CrossEntropy.
