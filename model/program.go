@@ -134,6 +134,7 @@ func (m Mode) program() string {
 func (p *Program) Run() error {
 	defer p.vm.Reset()
 	if err := p.vm.RunAll(); err != nil {
+		err = vmCause(err)
 		p.ran = fmt.Errorf("model: the last run of %s failed: %w", p.mode.program(), err)
 		return err
 	}
@@ -257,3 +258,21 @@ func paramNames(ps []*layers.Param) string {
 	}
 	return strings.Join(names, ", ")
 }
+
+// vmCause is err with its cause reachable by errors.Is: Gorgonia's VM error hides the op's
+// error behind an Err method, not Unwrap. The message is the VM's, which holds the cause's.
+func vmCause(err error) error {
+	if c, ok := err.(interface{ Err() error }); ok && c.Err() != nil {
+		return vmError{err, c.Err()}
+	}
+	return err
+}
+
+// vmError is a VM error whose cause Unwrap returns.
+type vmError struct{ vm, cause error }
+
+// Error is the VM's message.
+func (e vmError) Error() string { return e.vm.Error() }
+
+// Unwrap is the op's error.
+func (e vmError) Unwrap() error { return e.cause }

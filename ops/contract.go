@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
@@ -79,6 +80,9 @@ func (op *contractOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, e
 	ub, err := scalar(in[1])
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op.name, err)
+	}
+	if math.IsNaN(ub) || math.IsInf(ub, 0) {
+		return nil, fmt.Errorf("%s: bound %g: %w", op.name, ub, ErrNonFinite)
 	}
 	if !(ub > 0) {
 		return nil, fmt.Errorf("%s: bound %g, want > 0", op.name, ub)

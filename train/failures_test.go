@@ -17,6 +17,7 @@ import (
 
 	"lipformer/data"
 	"lipformer/model"
+	"lipformer/ops"
 	"lipformer/spec"
 )
 
@@ -379,4 +380,20 @@ func TestStartRemovesStaleTemporaries(t *testing.T) {
 		t.Fatal(err)
 	}
 	check(logs.String())
+}
+
+// TestOverflowInsideTheGraphIsADivergence: weights that overflow make a contractive layer's
+// bound non-finite, which its op refuses inside Gorgonia's VM; the run ends through the
+// divergence report (an error wrapping ErrNonFinite, a summary marked non-finite), not with
+// the VM's error alone.
+func TestOverflowInsideTheGraphIsADivergence(t *testing.T) {
+	c := smallCorpus(t)
+	m := smallModel(t, c, spec.ContractiveL2, spec.Float32, 1)
+	o := smallOptions(20)
+	o.LR, o.MinLR, o.Warmup = 1e30, 1e29, 0
+	r := &Run{Model: m, Corpus: c, Opt: o, Out: t.TempDir(), Log: quiet()}
+	sum, err := r.Train(context.Background())
+	if !errors.Is(err, ErrNonFinite) || !errors.Is(err, ops.ErrNonFinite) || sum == nil || !sum.NonFinite {
+		t.Fatalf("a learning rate of 1e30 gave %v (summary %v), want ErrNonFinite from inside the graph and a non-finite summary", err, sum)
+	}
 }

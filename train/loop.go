@@ -13,6 +13,7 @@ import (
 	"lipformer/data"
 	"lipformer/internal/jsonfloat"
 	"lipformer/ngram"
+	"lipformer/ops"
 )
 
 // The training loop of Run.Train. A stop at a non-finite loss, gradient, validation loss
@@ -173,6 +174,9 @@ func (t *trainer[T]) validate(step int) error {
 		val = val[:t.Opt.EvalBytes]
 	}
 	s, err := t.evaluate(val) // the bytes scored: those of EvalBytes, or all
+	if errors.Is(err, ops.ErrNonFinite) {
+		return fmt.Errorf("validation at step %d: %w: %w", step, ErrNonFinite, err)
+	}
 	if err != nil {
 		return fmt.Errorf("validation at step %d: %w", step, err)
 	}

@@ -1,11 +1,13 @@
 package train
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
 	"lipformer/dist"
 	"lipformer/model"
+	"lipformer/ops"
 )
 
 // Stepper is one optimisation step of a model, the code path of every training run: power
@@ -79,6 +81,9 @@ func (s *Stepper[T]) Gradients(step int) (loss, norm float64, err error) {
 	s.Model.PowerIterate(max(1, s.Cfg.PowerIters))
 	s.Prog.Resample(s.Cfg.Seed, step)
 	if err := s.Prog.Run(); err != nil {
+		if errors.Is(err, ops.ErrNonFinite) { // overflowed weights: a divergence
+			return math.NaN(), math.NaN(), fmt.Errorf("step %d: %w: %w", step, ErrNonFinite, err)
+		}
 		return 0, 0, fmt.Errorf("step %d: %w", step, err)
 	}
 	for i, g := range s.grads {
