@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"gonum.org/v1/gonum/floats"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
@@ -151,7 +152,7 @@ func (em *embeddedMap) blockNorm(x []float64, j, i, iters int, rng *rand.Rand) (
 	for k := range v {
 		v[k] = rng.NormFloat64()
 	}
-	normalize(v)
+	floats.Scale(1/floats.Norm(v, 2), v)
 	sigma := 0.0
 	xp, xm := append([]float64(nil), x...), append([]float64(nil), x...)
 	for range iters {
@@ -170,7 +171,7 @@ func (em *embeddedMap) blockNorm(x []float64, j, i, iters int, rng *rand.Rand) (
 		for k := range w {
 			w[k] = (zp[j*V+k] - zm[j*V+k]) / (2 * h)
 		}
-		if sigma = norm2(w); sigma == 0 {
+		if sigma = floats.Norm(w, 2); sigma == 0 {
 			return 0, nil
 		}
 		u := make([]float64, len(zeroU))
@@ -182,27 +183,10 @@ func (em *embeddedMap) blockNorm(x []float64, j, i, iters int, rng *rand.Rand) (
 			return 0, err
 		}
 		copy(v, dx[i*D:(i+1)*D])
-		if norm2(v) == 0 {
+		if floats.Norm(v, 2) == 0 {
 			return sigma, nil
 		}
-		normalize(v)
+		floats.Scale(1/floats.Norm(v, 2), v)
 	}
 	return sigma, nil
-}
-
-// norm2 is the Euclidean norm of v.
-func norm2(v []float64) float64 {
-	s := 0.0
-	for _, x := range v {
-		s += x * x
-	}
-	return math.Sqrt(s)
-}
-
-// normalize scales v to unit norm.
-func normalize(v []float64) {
-	n := norm2(v)
-	for k := range v {
-		v[k] /= n
-	}
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"lipformer/data"
+	"lipformer/internal/testfile"
 	"lipformer/model"
 	"lipformer/spec"
 	"lipformer/train"
@@ -69,25 +70,11 @@ func TestEvalWarnsOnAnotherText(t *testing.T) {
 	}
 }
 
-// sharedData is the folder of real corpora at the repository root (DATA); tests that
-// read it are skipped without it.
-func sharedData(t *testing.T) string {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "DATA"))
-	if err == nil {
-		_, err = os.Stat(filepath.Join(dir, "tinyshakespeare", "input.txt"))
-	}
-	if err != nil {
-		t.Skipf("real corpora not available (%v): this opt-in test reads DATA at the repository root", err)
-	}
-	return dir
-}
-
 // TestEvalFindsTheStoredDataDir: eval of a run of -data shakespeare -data-dir D, given no
 // -data-dir, reads the corpus from D, not from the default directory (which is empty, and
 // whose download could only reach a closed local port).
 func TestEvalFindsTheStoredDataDir(t *testing.T) {
-	dir := sharedData(t)
+	dir := testfile.SharedData(t, 2)
 	out := runOn(t, data.NameShakespeare, dir)
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	t.Setenv("HTTP_PROXY", "http://127.0.0.1:1")

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"lipformer/data"
+	"lipformer/internal/testfile"
 	"lipformer/model"
 	"lipformer/spec"
 	"lipformer/train"
@@ -53,13 +54,7 @@ func TestInvertWarnsOnAnotherText(t *testing.T) {
 // and whose download could only reach a closed local port). It reads the real corpus in
 // DATA at the repository root and is skipped without it.
 func TestInvertFindsTheStoredDataDir(t *testing.T) {
-	dir, err := filepath.Abs(filepath.Join("..", "..", "DATA"))
-	if err == nil {
-		_, err = os.Stat(filepath.Join(dir, "tinyshakespeare", "input.txt"))
-	}
-	if err != nil {
-		t.Skipf("real corpora not available (%v): this opt-in test reads DATA at the repository root", err)
-	}
+	dir := testfile.SharedData(t, 2)
 	c, err := data.Load(context.Background(), data.NameShakespeare, data.Options{Dir: dir})
 	if err != nil {
 		t.Fatal(err)

@@ -85,7 +85,7 @@ func (r *runInfo) settings() []setting {
 		{"dropout", num(c.Dropout)}, {"lip-c", num(c.LipC)}, {"dtype", c.Dtype.String()}, {"init-std", num(c.Std)},
 		{"tie", strconv.FormatBool(c.Tie)}, {"balance-l2", strconv.FormatBool(c.BalanceL2)}, {"l2-bound", c.L2Bound.String()},
 		{"l2-temp", strconv.FormatBool(c.L2Temp)}, {"l2-pos-bias", strconv.FormatBool(c.L2PosBias)}, {"mlp-gain", num(c.MLPGain)},
-		{"ball-radius", num(c.EffectiveBallRadius())}, {"embed-std", num(c.EffectiveEmbedStd())}, {"lip-k", num(c.LipK)},
+		{"ball-radius", num(c.EffectiveBallRadius())}, {"embed-std", num(c.EffectiveEmbedStd())}, {"lip-k", lipK(c.LipK)},
 		{"data", o.Data}, {"split", o.Split}, {"batch", strconv.Itoa(o.Batch)}, {"steps", strconv.Itoa(o.Steps)},
 		{"lr", num(o.LR)}, {"min-lr", num(o.MinLR)}, {"warmup", strconv.Itoa(o.Warmup)}, {"schedule", o.Schedule},
 		{"beta1", num(o.Beta1)}, {"beta2", num(o.Beta2)}, {"weight-decay", num(o.WeightDecay)}, {"clip", num(o.Clip)},
@@ -115,4 +115,12 @@ func baselineRefs(runs []*runInfo) ([]plotting.Ref, error) {
 		return refs, nil
 	}
 	return nil, errors.New("-baselines: no run's summary.json has n-gram baselines")
+}
+
+// lipK names a whole-model bound for a legend: its value, or none.
+func lipK(k float64) string {
+	if k == 0 {
+		return "none"
+	}
+	return strconv.FormatFloat(k, 'g', 6, 64)
 }

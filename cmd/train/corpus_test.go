@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"lipformer/internal/testfile"
 	"lipformer/train"
 )
 
@@ -137,25 +138,11 @@ func TestResumeWithTornSummary(t *testing.T) {
 	}
 }
 
-// sharedData is the folder of real corpora at the repository root (DATA); tests that
-// read it are skipped without it.
-func sharedData(t *testing.T) string {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "DATA"))
-	if err == nil {
-		_, err = os.Stat(filepath.Join(dir, "tinyshakespeare", "input.txt"))
-	}
-	if err != nil {
-		t.Skipf("real corpora not available (%v): this opt-in test reads DATA at the repository root", err)
-	}
-	return dir
-}
-
 // TestResumeFindsTheStoredDataDir: a run of -data shakespeare -data-dir D resumes without
 // -data-dir from D, not from the default directory (which is empty, and whose download
 // could only reach a closed local port).
 func TestResumeFindsTheStoredDataDir(t *testing.T) {
-	dir := sharedData(t)
+	dir := testfile.SharedData(t, 2)
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	t.Setenv("HTTP_PROXY", "http://127.0.0.1:1")
 	t.Setenv("HTTPS_PROXY", "http://127.0.0.1:1")
