@@ -59,6 +59,13 @@ type Certificate struct {
 	Inf     Bound     `json:"product_inf"`
 	Two     Bound     `json:"product_two"`
 	Tok2    Bound     `json:"product_tok2"`
+	// TokenDiameter is Model.TokenDiameter, the largest token-norm distance between two
+	// embedded texts of the same length.
+	TokenDiameter float64 `json:"token_diameter"`
+	// LogitRange is Tok2 times TokenDiameter: at every position, the logits of any two
+	// texts of the same length differ by at most this in the 2-norm. Unlike Tok2 it does
+	// not change when the embeddings and what reads them are rescaled together.
+	LogitRange Bound `json:"logit_range"`
 }
 
 // Certificate computes the certified constants from the current weights: each residual
@@ -91,6 +98,10 @@ func (m *Model) Certificate() (*Certificate, error) {
 	}
 	c.add(final)
 	c.add(m.headFactor())
+	c.TokenDiameter = m.TokenDiameter()
+	if c.TokenDiameter > 0 { // else every text of a length has the same input, and 0 is right
+		c.LogitRange = c.Tok2 * Bound(c.TokenDiameter)
+	}
 	return c, nil
 }
 
