@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"lipformer/layers"
 	"lipformer/spec"
 )
 
@@ -90,4 +91,102 @@ func TestLogitRangeBoundsEveryPairOfTexts(t *testing.T) {
 		}
 		t.Logf("K = %g: largest logit distance %.4g, certified range %.4g", k, worst, float64(cert.LogitRange))
 	}
+}
+
+// TestRescaledEmbeddingsKeepTheLogitsAndTheRange checks the rescaling of docs/math.md ("The
+// certified logit range"): embeddings times s, each attention's W^Q over s and W^O times
+// s^2 (its value path reads W^Q twice), each MLP's log gain minus ln s and output bias
+// times s, every ball radius times s, and K over s give the same logits; the certified
+// constant falls by s and the logit range does not move.
+func TestRescaledEmbeddingsKeepTheLogitsAndTheRange(t *testing.T) {
+	const s, k = 7.0, 10.0
+	cfg := Config{Arch: spec.InvertibleL2, Layers: 2, Heads: 2, Width: 4, Context: 4, Vocab: 5, Norm: spec.BallPre, LipC: 0.9,
+		Dtype: spec.Float64, Std: 0.5, LipK: k}.WithCertifiedRecipe()
+	m, err := New(cfg, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range m.Params() { // move the zero biases and temperatures off their initial values
+		if w := p.Value.Data().([]float64); len(w) <= cfg.Context*cfg.Heads {
+			for i := range w {
+				w[i] += 0.1 * float64(i%3-1)
+			}
+		}
+	}
+	m.PowerIterate(500)
+	rng := rand.New(rand.NewPCG(3, 4))
+	ids := make([]int, cfg.Context)
+	for i := range ids {
+		ids[i] = rng.IntN(cfg.Vocab)
+	}
+	before, certBefore := logitsAndCertificate(t, m, ids)
+
+	scaled := cfg
+	scaled.LipK = k / s
+	r, err := New(scaled, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range m.Params() {
+		copy(r.Params()[i].Value.Data().([]float64), p.Value.Data().([]float64))
+	}
+	mul := func(p *layers.Param, f float64) {
+		w := p.Value.Data().([]float64)
+		for i := range w {
+			w[i] *= f
+		}
+	}
+	add := func(p *layers.Param, a float64) { p.Value.Data().([]float64)[0] += a }
+	mul(r.Tok.W, s)
+	mul(r.Pos.W, s)
+	add(r.Final.(*layers.BallNorm).LogRadius, math.Log(s))
+	for _, b := range r.Blocks {
+		ib := b.(*layers.InvertibleBlock)
+		mul(ib.Attn.WQ, 1/s)
+		mul(ib.Attn.WO, s*s)
+		add(ib.MLP.LogGain, -math.Log(s))
+		mul(ib.MLP.Proj.B, s)
+		add(ib.Ball1.LogRadius, math.Log(s))
+		add(ib.Ball2.LogRadius, math.Log(s))
+	}
+	r.PowerIterate(500)
+	after, certAfter := logitsAndCertificate(t, r, ids)
+	for i := range before {
+		if math.Abs(after[i]-before[i]) > 1e-9*(1+math.Abs(before[i])) {
+			t.Fatalf("logit %d: %v after rescaling, %v before", i, after[i], before[i])
+		}
+	}
+	if got, want := float64(certAfter.Tok2), float64(certBefore.Tok2)/s; math.Abs(got-want) > 1e-6*want {
+		t.Errorf("certified constant %v after rescaling, want %v / %g = %v", got, certBefore.Tok2, s, want)
+	}
+	if got, want := float64(certAfter.LogitRange), float64(certBefore.LogitRange); math.Abs(got-want) > 1e-6*want {
+		t.Errorf("logit range %v after rescaling, want %v", got, want)
+	}
+}
+
+// logitsAndCertificate returns the logits (T, V) of the text ids under m and m's certificate.
+func logitsAndCertificate(t *testing.T, m *Model, ids []int) ([]float64, *Certificate) {
+	t.Helper()
+	em, err := newEmbeddedMap(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer em.vm.Close()
+	T, D := m.Cfg.Context, m.Cfg.Width
+	tok, pos := m.Tok.W.Float64s(), m.Pos.W.Float64s()
+	x := make([]float64, T*D)
+	for p, id := range ids {
+		for j := range D {
+			x[p*D+j] = tok[id*D+j] + pos[p*D+j]
+		}
+	}
+	z, _, err := em.run(x, make([]float64, T*m.Cfg.Vocab))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := m.Certificate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return z, cert
 }
