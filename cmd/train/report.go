@@ -49,7 +49,7 @@ func report(w io.Writer, r *train.Run, sum *train.Summary, asJSON bool, sampleLe
 		fmt.Fprintf(w, "no final val or test bpc; %s\n", best)
 	}
 	if c := sum.Certificate; c != nil {
-		fmt.Fprintf(w, "certified Lipschitz bound of the network (N = %d): %.4g (inf-norm), %.4g (2-norm), %.4g (token norm)\n", c.N, float64(c.Inf), float64(c.Two), float64(c.Tok2))
+		fmt.Fprintf(w, "certified Lipschitz bound of the network (N = %d): %.4g (inf-norm), %.4g (2-norm), %.4g (token norm); certified logit range %.4g (the token embedding's diameter %.4g)\n", c.N, float64(c.Inf), float64(c.Two), float64(c.Tok2), float64(c.LogitRange), c.TokenDiameter)
 	}
 	st := sum.Stability
 	fmt.Fprintf(w, "stability: %d loss spikes, max gradient norm %.3g at step %d, diverged %t\n", st.LossSpikes, st.MaxGradNorm, st.MaxGradNormStep, st.Diverged)

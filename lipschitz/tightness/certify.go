@@ -164,7 +164,11 @@ func certTable(w io.Writer, path string, cert *model.Certificate) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\t%s\n", f.Name, show(f.Inf), show(f.Two), show(f.Tok2), f.Note)
 	}
 	fmt.Fprintf(tw, "product\t%s\t%s\t%s\t\t\n", show(cert.Inf), show(cert.Two), show(cert.Tok2))
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "certified logit range %s: token-norm product x the token embedding's diameter %.4g; no text moves any position's logits further from another's (docs/math.md)\n", show(cert.LogitRange), cert.TokenDiameter)
+	return err
 }
 
 // show formats a bound, "none" when infinite.
