@@ -1,7 +1,6 @@
 package plotting
 
 import (
-	"fmt"
 	"math"
 	"testing"
 )
@@ -50,35 +49,4 @@ func TestFitYLog(t *testing.T) {
 	if !ok || math.Abs(lo-0.01/f) > 1e-12 || math.Abs(hi-f) > 1e-12 {
 		t.Errorf("range [%v, %v], want [%v, %v]", lo, hi, 0.01/f, f)
 	}
-}
-
-// TestPaletteTellsSeriesApart: the palette's colours differ, and the first
-// len(Palette()) x 5 series differ in colour or line pattern.
-func TestPaletteTellsSeriesApart(t *testing.T) {
-	colors := Palette()
-	seen := map[[4]uint32]bool{}
-	for i, c := range colors {
-		r, g, b, a := c.RGBA()
-		k := [4]uint32{r, g, b, a}
-		if seen[k] {
-			t.Errorf("colour %d repeats an earlier one", i)
-		}
-		seen[k] = true
-	}
-	n := len(colors) * len(dashPatterns())
-	styles := map[string]int{}
-	for i := range n {
-		l := Line(i)
-		r, g, b, a := l.Color.RGBA()
-		k := fmtKey(r, g, b, a, l.Dashes)
-		if j, ok := styles[k]; ok {
-			t.Errorf("series %d is drawn as series %d", i, j)
-		}
-		styles[k] = i
-	}
-}
-
-// fmtKey is a line style as a map key.
-func fmtKey(r, g, b, a uint32, dashes any) string {
-	return fmt.Sprint(r, g, b, a, dashes)
 }
