@@ -42,9 +42,9 @@ func report(w io.Writer, r *train.Run, sum *train.Summary, asJSON bool, sampleLe
 		}
 		fmt.Fprintf(w, "val bpc %.4f at step %d, the best periodic validation (%s); %s\n", float64(sum.BestValBPC), sum.BestStep, periodic(r, sum), why)
 	case sum.NonFinite:
-		fmt.Fprintln(w, "stopped at a non-finite value: no validation or test score")
+		fmt.Fprintln(w, "stopped at a non-finite value: no final val or test bpc")
 	default:
-		fmt.Fprintln(w, "no validation or test score")
+		fmt.Fprintln(w, "no final val or test bpc")
 	}
 	if c := sum.Certificate; c != nil {
 		fmt.Fprintf(w, "certified Lipschitz bound of the network (N = %d): %.4g (inf-norm), %.4g (2-norm), %.4g (token norm)\n", c.N, float64(c.Inf), float64(c.Two), float64(c.Tok2))
