@@ -8,7 +8,7 @@
 # differs by more than 1e-4.
 #
 #   bench/compare.sh [OUT]                 # default OUT: out/bench
-#   STEPS=20 WARMUP=3 CONFIGS=P1,P2 ARCHS=dp,l2 bench/compare.sh
+#   REPS=20 WARMUP_REPS=3 CONFIGS=P1,P2 ARCHS=dp,l2 bench/compare.sh
 #   ROUNDS=3 bench/compare.sh out/bench    # 3 rounds, then medians over them
 #
 # With ROUNDS=N > 1 each round writes OUT/round-I/, and `bench -pool` pools them into
@@ -23,8 +23,8 @@
 set -eu
 
 OUT=${1:-out/bench}
-STEPS=${STEPS:-10}
-WARMUP=${WARMUP:-2}
+REPS=${REPS:-10}
+WARMUP_REPS=${WARMUP_REPS:-2}
 CONFIGS=${CONFIGS:-P1,P2,P3}
 ARCHS=${ARCHS:-dp,l2,invertible-l2}
 ROUNDS=${ROUNDS:-1}
@@ -36,7 +36,7 @@ if ! "$PYTHON" -c 'import torch, numpy' 2>/dev/null; then
 	exit 1
 fi
 mkdir -p "$OUT"
-common="-configs $CONFIGS -archs $ARCHS -steps $STEPS -warmup $WARMUP -torch -python $PYTHON $TORCH_FLAGS"
+common="-configs $CONFIGS -archs $ARCHS -reps $REPS -warmup-reps $WARMUP_REPS -torch -python $PYTHON $TORCH_FLAGS"
 
 # build NAME [BUILD FLAGS]: build cmd/bench as OUT/bench-NAME.
 build() {
@@ -51,7 +51,7 @@ status=0
 run() {
 	mkdir -p "$2"
 	# shellcheck disable=SC2086
-	{ "$OUT/bench-$1" $common -o "$2/$1.jsonl" || echo "$?" >"$2/$1.failed"; } | tee "$2/$1.txt"
+	{ "$OUT/bench-$1" $common -out "$2/$1.jsonl" || echo "$?" >"$2/$1.failed"; } | tee "$2/$1.txt"
 	if [ -e "$2/$1.failed" ]; then
 		rm -f "$2/$1.failed"
 		status=1
@@ -75,5 +75,5 @@ while [ "$i" -le "$ROUNDS" ]; do
 	for b in $builds; do run "$b" "$OUT/round-$i"; done
 	i=$((i + 1))
 done
-"$OUT/bench-gonum" -pool -o "$OUT/pooled.jsonl" "$OUT"/round-*/*.jsonl | tee "$OUT/pooled.txt"
+"$OUT/bench-gonum" -pool -out "$OUT/pooled.jsonl" "$OUT"/round-*/*.jsonl | tee "$OUT/pooled.txt"
 exit $status

@@ -90,3 +90,10 @@ func checkParts(name, path string, total int, split string, lengths ...int) erro
 	}
 	return nil
 }
+
+// ValidIsTest reports whether the test part is the validation part: a corpus without a
+// separate test part (Tiny Shakespeare's split, see Note), whose test scores repeat the
+// validation scores.
+func (c *Corpus) ValidIsTest() bool {
+	return len(c.Test) == len(c.Valid) && len(c.Test) > 0 && &c.Test[0] == &c.Valid[0]
+}

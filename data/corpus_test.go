@@ -69,3 +69,20 @@ func TestSplitTrainValidAsNanoGPT(t *testing.T) {
 		t.Error("3 bytes split 90/10 was accepted; its valid part has 1 byte")
 	}
 }
+
+// TestValidIsTest: Tiny Shakespeare's split has no separate test part and says so; a
+// split by fractions has one, even when its test bytes equal its validation bytes.
+func TestValidIsTest(t *testing.T) {
+	text := []byte(strings.Repeat("ab", 500))
+	tv, err := splitTrainValid("shakespeare", "input.txt", text, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	three, err := splitCorpus("f", "f.txt", text, DefaultSplit(), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tv.ValidIsTest() || three.ValidIsTest() || string(three.Valid) != string(three.Test) {
+		t.Errorf("ValidIsTest: %v for the two-part split, %v for three parts of equal bytes; want true, false", tv.ValidIsTest(), three.ValidIsTest())
+	}
+}

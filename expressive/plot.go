@@ -8,9 +8,10 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"lipformer/internal/plotting"
 )
 
 // SavePlot draws the smallest d against L to a .png or .svg file at path, one line per
@@ -40,13 +41,12 @@ func SavePlot(path string, groups []*Group) error {
 		if len(pts) == 0 {
 			continue
 		}
-		col := plotutil.Color(i)
 		line, scatter, err := plotter.NewLinePoints(pts)
 		if err != nil {
 			return err
 		}
-		line.Color, scatter.Color = col, col
-		scatter.Shape = plotutil.Shape(i)
+		line.LineStyle, scatter.GlyphStyle = plotting.Line(i), plotting.Glyph(i)
+		col := line.Color
 		if g.Method == MethodGD {
 			line.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
 		}

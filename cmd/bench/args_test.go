@@ -15,3 +15,15 @@ func TestHelpAndExtraArguments(t *testing.T) {
 		return run(context.Background(), args, stdout, stderr)
 	})
 }
+
+// TestDeprecatedNames: -o, -steps and -warmup, the names bench/compare.sh and the commands
+// recorded in docs/bench once used, still set -out, -reps and -warmup-reps.
+func TestDeprecatedNames(t *testing.T) {
+	o, err := parseFlags([]string{"-o", "r.jsonl", "-steps", "3", "-warmup", "1"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.out != "r.jsonl" || o.plan.Set.Steps != 3 || o.plan.Set.Warmup != 1 {
+		t.Errorf("out %q, reps %d, warm-up reps %d; want r.jsonl, 3, 1", o.out, o.plan.Set.Steps, o.plan.Set.Warmup)
+	}
+}

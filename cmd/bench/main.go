@@ -12,7 +12,7 @@
 // Go's time to PyTorch's (bench/compare.sh does it for both BLAS builds). go test ./model
 // -bench . times the same programs as benchmarks.
 //
-//	go run ./cmd/bench -steps 2 -warmup 1 -configs P2          # a quick look
+//	go run ./cmd/bench -reps 2 -warmup-reps 1 -configs P2         # a quick look
 //	go run -tags openblas ./cmd/bench -json > go.jsonl          # the OpenBLAS build
 //	go run ./cmd/bench -torch -archs dp,l2                      # against PyTorch
 //	go run ./cmd/bench -configs P2 -soak 1000                   # live heap over 1000 training steps
@@ -77,8 +77,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	archs := fs.String("archs", "dp,l2,invertible-l2", "architectures: "+spec.ArchNames())
 	modes := fs.String("modes", "train,eval,sample", "what to time: train (a training step), eval (a forward-only batch), sample (generated tokens: KV cache, window shift)")
 	var o options
-	fs.IntVar(&o.plan.Set.Steps, "steps", 10, "timed runs per measurement (the median is reported)")
-	fs.IntVar(&o.plan.Set.Warmup, "warmup", 2, "untimed runs before the timed ones")
+	fs.IntVar(&o.plan.Set.Steps, "reps", 10, "timed repetitions per measurement (the median is reported)")
+	fs.IntVar(&o.plan.Set.Warmup, "warmup-reps", 2, "untimed repetitions before the timed ones")
 	fs.Uint64Var(&o.plan.Set.Seed, "seed", 1, "seed of the initial weights and the batch")
 	fs.StringVar(&o.plan.Set.SampleWindow, "sample-window", string(model.Shift), "what the sample mode times: shift (the steady state beyond the context: re-prefills of T/2 bytes included) or none (generation within the context, from a 1-byte prompt to T bytes)")
 	fs.IntVar(&o.plan.Set.SampleBatch, "sample-batch", 1, "sequences the sample mode decodes in step (model.GenerateBatch); its time is per generated token of all of them")
@@ -92,11 +92,14 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.runner.BLASThreads, "torch-blas-threads", 2, "OPENBLAS_NUM_THREADS for PyTorch's OpenBLAS (its matrix products)")
 	fs.StringVar(&o.runner.OMPWait, "torch-omp-wait", "PASSIVE", "OMP_WAIT_POLICY for PyTorch's OpenMP workers: PASSIVE or ACTIVE")
 	fs.Float64Var(&o.plan.LossTol, "loss-tol", 1e-4, "largest accepted |Go - PyTorch| step-0 loss, in nats")
-	fs.StringVar(&o.out, "o", "", "also write the JSON records to this file (with the table on stdout)")
+	fs.StringVar(&o.out, "out", "", "output file: also write the JSON records to it (with the table on stdout)")
 	fs.IntVar(&o.soak, "soak", 0, "instead of timing the modes, run this many training steps of each configuration and architecture and report the live heap along the way (bench.Job.Soak)")
-	pool := fs.Bool("pool", false, "instead of measuring, pool the records of earlier runs: the arguments are their JSONL files (-o, bench/compare.sh); prints Go's and PyTorch's medians over the runs and the ratios")
+	pool := fs.Bool("pool", false, "instead of measuring, pool the records of earlier runs: the arguments are their JSONL files (-out, bench/compare.sh); prints Go's and PyTorch's medians over the runs and the ratios")
 	fs.StringVar(&o.cpuProf, "cpuprofile", "", "write a CPU profile of the Go runs (warm-up included) to this file, for go tool pprof")
 	fs.StringVar(&o.keep, "keep", "", "write the checkpoints given to PyTorch into this directory and keep them (default: a temporary directory)")
+	cli.Alias(fs, "o", "out")
+	cli.Alias(fs, "steps", "reps")
+	cli.Alias(fs, "warmup", "warmup-reps")
 	if err := cli.ParseArgs(fs, args); err != nil {
 		return o, err
 	}
@@ -124,10 +127,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	o.plan.Modes = slices.DeleteFunc(bench.Modes(), func(m string) bool { return !slices.Contains(o.plan.Modes, m) })
 	var errs []string
 	if o.plan.Set.Steps < 1 {
-		errs = append(errs, fmt.Sprintf("-steps %d, want >= 1", o.plan.Set.Steps))
+		errs = append(errs, fmt.Sprintf("-reps %d, want >= 1", o.plan.Set.Steps))
 	}
 	if o.plan.Set.Warmup < 0 {
-		errs = append(errs, fmt.Sprintf("-warmup %d, want >= 0", o.plan.Set.Warmup))
+		errs = append(errs, fmt.Sprintf("-warmup-reps %d, want >= 0", o.plan.Set.Warmup))
 	}
 	if o.plan.Set.SampleBatch < 1 || (o.plan.Set.SampleBatch > 1 && o.torch && slices.Contains(o.plan.Modes, bench.ModeSample)) {
 		errs = append(errs, fmt.Sprintf("-sample-batch %d, want >= 1, and 1 with -torch (PyTorch's reference samples one sequence)", o.plan.Set.SampleBatch))

@@ -24,11 +24,11 @@ func TestBadFlagsGiveClearErrors(t *testing.T) {
 		{[]string{"-configs", "P1,P9"}, `unknown configuration "P9"`},
 		{[]string{"-archs", "dp,rnn"}, `-archs: arch "rnn", want one of dp`},
 		{[]string{"-modes", "train,infer"}, `-modes: "infer"`},
-		{[]string{"-steps", "0"}, "-steps 0"},
+		{[]string{"-reps", "0"}, "-reps 0"},
 		{[]string{"-sample-batch", "0"}, "-sample-batch 0"},
 		{[]string{"-sample-window", "slide"}, `-sample-window "slide", want shift or none`},
 		{[]string{"-torch", "-sample-batch", "4"}, "-sample-batch 4, want >= 1, and 1 with -torch"},
-		{[]string{"-warmup", "-1"}, "-warmup -1"},
+		{[]string{"-warmup-reps", "-1"}, "-warmup-reps -1"},
 		{[]string{"-dtype", "float16"}, "float16"},
 		{[]string{"-loss-tol", "0"}, "-loss-tol"},
 		{[]string{"-torch", "-torch-threads", "0"}, "-torch-threads 0"},
@@ -72,7 +72,7 @@ func TestFlagDefaultsAndOrder(t *testing.T) {
 // JSON records.
 func TestJSONSmoke(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	args := []string{"-configs", "tiny", "-archs", "dp,invertible-l2", "-steps", "1", "-warmup", "0", "-json"}
+	args := []string{"-configs", "tiny", "-archs", "dp,invertible-l2", "-reps", "1", "-warmup-reps", "0", "-json"}
 	if err := run(context.Background(), args, &stdout, &stderr); err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
@@ -106,7 +106,7 @@ func TestJSONSmoke(t *testing.T) {
 	}
 	stdout.Reset()
 	prof := filepath.Join(t.TempDir(), "cpu.prof")
-	if err := run(context.Background(), []string{"-configs", "tiny", "-archs", "l2", "-modes", "eval", "-steps", "1", "-warmup", "0", "-cpuprofile", prof}, &stdout, &stderr); err != nil {
+	if err := run(context.Background(), []string{"-configs", "tiny", "-archs", "l2", "-modes", "eval", "-reps", "1", "-warmup-reps", "0", "-cpuprofile", prof}, &stdout, &stderr); err != nil {
 		t.Fatal(err)
 	}
 	if out := stdout.String(); !strings.Contains(out, "BLAS "+kernel.Backend) || !strings.Contains(out, "tiny l2") {
@@ -120,7 +120,7 @@ func TestJSONSmoke(t *testing.T) {
 // TestSampleBatch: -sample-batch 3 times three sequences in step, counting the tokens of all.
 func TestSampleBatch(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	args := []string{"-configs", "tiny", "-archs", "l2", "-modes", "sample", "-sample-batch", "3", "-steps", "1", "-warmup", "0", "-json"}
+	args := []string{"-configs", "tiny", "-archs", "l2", "-modes", "sample", "-sample-batch", "3", "-reps", "1", "-warmup-reps", "0", "-json"}
 	if err := run(context.Background(), args, &stdout, &stderr); err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}

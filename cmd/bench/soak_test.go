@@ -25,7 +25,7 @@ func TestSoakBadFlags(t *testing.T) {
 func TestSoakJSON(t *testing.T) {
 	const steps = 8
 	var stdout, stderr bytes.Buffer
-	args := []string{"-configs", "tiny", "-archs", "l2,invertible-l2", "-soak", "8", "-warmup", "1", "-json"}
+	args := []string{"-configs", "tiny", "-archs", "l2,invertible-l2", "-soak", "8", "-warmup-reps", "1", "-json"}
 	if err := run(context.Background(), args, &stdout, &stderr); err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
@@ -68,7 +68,7 @@ func TestSoakJSON(t *testing.T) {
 		}
 	}
 	stdout.Reset()
-	if err := run(context.Background(), []string{"-configs", "tiny", "-archs", "dp", "-soak", "2", "-warmup", "0"}, &stdout, &stderr); err != nil {
+	if err := run(context.Background(), []string{"-configs", "tiny", "-archs", "dp", "-soak", "2", "-warmup-reps", "0"}, &stdout, &stderr); err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
 	table := stdout.String()

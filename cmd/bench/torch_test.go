@@ -25,7 +25,7 @@ func testRunner(t *testing.T) bench.Torch {
 // TestTorchRunTimes runs the -torch path end to end with one timed step.
 func TestTorchRunTimes(t *testing.T) {
 	r := testRunner(t)
-	args := []string{"-configs", "tiny", "-archs", "l2", "-modes", "train,eval", "-steps", "1", "-warmup", "0", "-json",
+	args := []string{"-configs", "tiny", "-archs", "l2", "-modes", "train,eval", "-reps", "1", "-warmup-reps", "0", "-json",
 		"-torch", "-torch-script", r.Script, "-python", r.Python, "-torch-threads", "1", "-torch-blas-threads", "1"}
 	var stdout, stderr bytes.Buffer
 	if err := run(context.Background(), args, &stdout, &stderr); err != nil {

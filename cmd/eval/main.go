@@ -77,7 +77,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	dataSpec := fs.String("data", "", "corpus (default: the one the checkpoint was trained on; a warning says when the text differs from it)")
 	dataDir := fs.String("data-dir", "", "where corpora are found and downloaded (default with -ckpt: the run's, else the user cache directory)")
 	split := fs.String("split", "test", "split to score: valid or test")
-	batch := fs.Int("batch", 16, "windows per evaluation batch")
+	batch := fs.Int("batch", 16, "sequences of the context length (windows) per forward pass: a speed and memory setting")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	ablate := fs.String("ablate", "", "attention: also score the split without each layer's attention sub-block and without all of them, L+2 evaluations of the split for L layers in all")
 	ngramN := fs.Int("ngram", 0, "also score n-gram baselines of orders 2, 3 and `N` (1 to 8), trained on the corpus's train split; 0: none. With -data and no -ckpt, only these (a file corpus then has the default split 0.9,0.05,0.05)")

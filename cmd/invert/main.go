@@ -73,7 +73,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.data, "data", "", "corpus of the data windows (default: the one the checkpoint was trained on; a warning says when the text differs from it)")
 	fs.StringVar(&c.dataDir, "data-dir", "", "where corpora are found and downloaded (default: the run's, else the user cache directory)")
 	fs.StringVar(&c.split, "split", "valid", "split of the data windows: valid or test")
-	fs.IntVar(&c.batch, "batch", 4, "sequences per inversion (of the model's context length)")
+	fs.IntVar(&c.batch, "batch", 4, "sequences of the context length per inversion")
 	spreads := fs.String("spread", "1,10,100", "comma-separated spreads of the adversarial and random inputs")
 	fs.Float64Var(&c.tol, "tol", 1e-10, "stop when a step is at most this, in the sub-block's norm")
 	fs.IntVar(&c.maxIter, "max-iter", 500, "fixed-point iterations at most")

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"lipformer/data"
 	"lipformer/flow"
+	"lipformer/internal/jsonfloat"
 	"lipformer/model"
 	"lipformer/spec"
 	"lipformer/train"
@@ -89,8 +91,9 @@ func TestInvertibleL2Inverts(t *testing.T) {
 			t.Errorf("record %+v: want a certified, converged inversion", r)
 		}
 	}
-	if !strings.Contains(stderr.String(), "all 10 inversions converged") {
-		t.Errorf("summary: %s", stderr.String())
+	if h := stderr.String(); !strings.Contains(h, "all 10 inversions converged") || !strings.Contains(h, "\nlargest reconstruction error: ") ||
+		!strings.Contains(h, "\ncolumns: input: ") || !strings.Contains(h, "error: the reconstruction error") {
+		t.Errorf("summary: want the largest error and the columns explained:\n%s", h)
 	}
 	if st, err := os.Stat(plotPath); err != nil || st.Size() == 0 {
 		t.Errorf("plot: %v", err)
@@ -100,6 +103,24 @@ func TestInvertibleL2Inverts(t *testing.T) {
 	err := run(context.Background(), []string{"-ckpt", run1, "-batch", "2", "-spread", "1", "-max-iter", "2", "-tol", "1e-14"}, &stdout, &stderr)
 	if err == nil || !strings.Contains(stdout.String(), "a bug") {
 		t.Errorf("2 iterations: error %v, output %s; want a failure of the certified sub-blocks", err, stdout.String())
+	}
+}
+
+// TestLargestError: the summary names the largest reconstruction error measured, its
+// sub-block and input, beside the threshold; a NaN error counts as the largest.
+func TestLargestError(t *testing.T) {
+	rs := []flow.Record{
+		{Block: "h0.attn", Input: flow.InputData, Stack: true, Error: 3e-11},
+		{Block: "h1.mlp", Input: flow.InputRandom, Spread: 10, Error: 2.5e-9},
+		{Block: "h0.mlp", Input: flow.InputAdversarial, Spread: 1, Error: 1e-12},
+	}
+	want := "largest reconstruction error: 2.5e-09, h1.mlp on random 10 (a failure above -max-error 1e-06)"
+	if got := largestError(rs, 1e-6); got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	rs[2].Error = jsonfloat.Float(math.NaN())
+	if got := largestError(rs, 1e-6); !strings.HasPrefix(got, "largest reconstruction error: NaN, h0.mlp on adversarial 1 ") {
+		t.Errorf("with a NaN error: got %q", got)
 	}
 }
 

@@ -41,6 +41,20 @@ func writeTable(w io.Writer, e *experiment, records []flow.Record) {
 			float64(r.Step), float64(r.Error), float64(r.Rate), outcome(r))
 	}
 	tw.Flush()
+	fmt.Fprint(w, columnsLegend(c))
+}
+
+// columnsLegend explains the table's columns.
+func columnsLegend(c *config) string {
+	return fmt.Sprintf(`columns: input: the data windows, inverted as a whole stack (the last sub-block first, each
+  from the previous inversion's result), or adversarial and random inputs of a spread, each
+  sub-block alone; block: the sub-block x + g(x) inverted by x <- y - g(x); norm: the norm of
+  the next columns; ||x||: the true input's norm; Lipschitz: g's constant (naive: the dp
+  control's, not a certified bound); iterations: evaluations of g; final step: ||x_k - x_(k-1)||,
+  the stop when <= -tol %g; error: the reconstruction error ||x_k - x|| (over -max-error %g:
+  another preimage, a failure); rate: the largest ratio of successive steps, the contraction
+  measured (at most a certified Lipschitz constant)
+`, c.tol, c.maxError)
 }
 
 // outcome says how an inversion ended.
@@ -78,9 +92,27 @@ func summarize(w io.Writer, e *experiment, records []flow.Record) error {
 		fmt.Fprintf(w, "%s: every certified sub-block inverted; %d of %d inversions of the uncertified dp attention failed, the expected finding of the negative control: %s\n",
 			arch, len(expected), len(records), strings.Join(expected, "; "))
 	default:
-		fmt.Fprintf(w, "%s: all %d inversions converged with reconstruction errors of at most %g\n", arch, len(records), e.cfg.maxError)
+		fmt.Fprintf(w, "%s: all %d inversions converged and found their input\n", arch, len(records))
 	}
+	fmt.Fprintln(w, largestError(records, e.cfg.maxError))
 	return nil
+}
+
+// largestError names the largest reconstruction error measured, its sub-block and input,
+// beside the threshold of a failure (-max-error); a non-finite error is the largest.
+func largestError(records []flow.Record, maxError float64) string {
+	worst := -1
+	for i, r := range records {
+		e := float64(r.Error)
+		if worst < 0 || !(e <= float64(records[worst].Error)) && !math.IsNaN(float64(records[worst].Error)) {
+			worst = i
+		}
+	}
+	if worst < 0 {
+		return "no inversion"
+	}
+	r := records[worst]
+	return fmt.Sprintf("largest reconstruction error: %.3g, %s on %s (a failure above -max-error %g)", float64(r.Error), r.Block, r.InputName(), maxError)
 }
 
 // certificateLine says which function is inverted and its certified constants: the

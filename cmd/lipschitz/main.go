@@ -109,7 +109,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.exp.Weights, "weights", "unit", "weights: unit (every map the identity; 1 for D = 1) or random (N(0, 1/D) from -seed)")
 	fs.StringVar(&c.exp.Engine, "engine", "auto", "Jacobian: auto (closed form for D = H = 1, else graph), graph or scalar")
 	fs.IntVar(&c.exp.Search.Starts, "inits", 50, "starts per N (and R): a warm start and the two-cluster start, if any, then random")
-	fs.IntVar(&c.exp.Search.Steps, "steps", 200, "Adam steps per start")
+	fs.IntVar(&c.exp.Search.Steps, "steps", 200, "optimizer steps (Adam) per start")
 	fs.IntVar(&c.exp.Search.Refresh, "refresh", 5, "full Jacobian every this many steps; in between the ascent follows the last arg-max row or singular vector (cheaper)")
 	fs.Float64Var(&c.exp.Search.LR, "lr", 0.03, "Adam step size in the units of X, decayed along a half cosine")
 	fs.Float64Var(&c.exp.Search.LRFinal, "lr-final", search.DefaultLRFinal, "the last step size as a fraction of -lr, in (0, 1]")

@@ -6,25 +6,27 @@ import (
 	"strings"
 )
 
-// legends returns the legend label of each run: the settings in which the runs with
-// known settings differ (the architecture bare, the others as flag=value), or the
-// directory name when the settings are unknown or the same for all. Labels that would
-// coincide get their directory appended. A run that reached a non-finite value is
-// marked "diverged", with the first such step when the log has it.
+// legends returns the legend label of each run: its name (the directory's base name, or
+// the whole path when two runs share a base name), followed by the settings in which the
+// runs with known settings differ (the architecture bare, the others as flag=value). A run
+// that reached a non-finite value is marked "diverged", with the first such step when the
+// log has it.
 func legends(runs []*runInfo) []string {
 	differ := differingKeys(runs)
-	labels := make([]string, len(runs))
+	names := make([]string, len(runs))
 	count := map[string]int{}
 	for i, r := range runs {
-		labels[i] = settingsLabel(r, differ)
-		if labels[i] == "" {
-			labels[i] = filepath.Base(filepath.Clean(r.dir))
-		}
-		count[labels[i]]++
+		names[i] = filepath.Base(filepath.Clean(r.dir))
+		count[names[i]]++
 	}
+	labels := make([]string, len(runs))
 	for i, r := range runs {
-		if count[labels[i]] > 1 {
-			labels[i] += " (" + filepath.Clean(r.dir) + ")"
+		labels[i] = names[i]
+		if count[names[i]] > 1 {
+			labels[i] = filepath.Clean(r.dir)
+		}
+		if s := settingsLabel(r, differ); s != "" {
+			labels[i] += ": " + s
 		}
 		if step := r.metrics.FirstNonFinite(); step >= 0 {
 			labels[i] += fmt.Sprintf(" (diverged at step %d)", step)

@@ -18,6 +18,8 @@ func known(dir string, edit func(*model.Config, *train.Options)) *runInfo {
 	return &runInfo{dir: dir, cfg: &cfg, opt: &opt}
 }
 
+// TestLegendsNameTheDifferingSettings: every label begins with the run's name (its whole
+// path when two runs share a base name) and follows with the settings that differ.
 func TestLegendsNameTheDifferingSettings(t *testing.T) {
 	same := func(*model.Config, *train.Options) {}
 	runs := []*runInfo{
@@ -27,12 +29,12 @@ func TestLegendsNameTheDifferingSettings(t *testing.T) {
 		{dir: "out/d/"},
 	}
 	runs[0].metrics.Train = trainRows(3, math.NaN())
-	want := []string{"dp lr=0.001 (diverged at step 1)", "l2 lr=0.0003 (out/b)", "l2 lr=0.0003 (out/c)", "d"}
+	want := []string{"a: dp lr=0.001 (diverged at step 1)", "b: l2 lr=0.0003", "c: l2 lr=0.0003", "d"}
 	if got := legends(runs); !reflect.DeepEqual(got, want) {
 		t.Errorf("legends %q, want %q", got, want)
 	}
-	runs = []*runInfo{known("x/run1", same), known("y/run2", same), {dir: "z/run3", nonFinite: true}}
-	want = []string{"run1", "run2", "run3 (diverged)"}
+	runs = []*runInfo{known("x/run1", same), known("y/run2", same), {dir: "z/run3", nonFinite: true}, known("w/run2", same)}
+	want = []string{"run1", "y/run2", "run3 (diverged)", "w/run2"}
 	if got := legends(runs); !reflect.DeepEqual(got, want) {
 		t.Errorf("legends of runs with the same settings %q, want %q", got, want)
 	}
@@ -48,7 +50,7 @@ func TestLegendsLeaveOutSettingsAnArchitectureDoesNotUse(t *testing.T) {
 			c.Arch, c.Norm, c.L2Bound, c.L2Temp, c.MLPGain = spec.InvertibleL2, spec.NoLN, ops.BoundTok2, true, 8
 		}),
 	}
-	want := []string{"dp norm=pre", "invertible-l2 norm=none mlp-gain=256", "invertible-l2 norm=none mlp-gain=8"}
+	want := []string{"dp: dp norm=pre", "inv: invertible-l2 norm=none mlp-gain=256", "inv8: invertible-l2 norm=none mlp-gain=8"}
 	if got := legends(runs); !reflect.DeepEqual(got, want) {
 		t.Errorf("legends %q, want %q", got, want)
 	}
@@ -61,7 +63,7 @@ func TestLegendsNameTheUnsetBoundKim(t *testing.T) {
 		known("out/old", func(c *model.Config, o *train.Options) { c.Arch, c.L2Bound = spec.ContractiveL2, ops.BoundKim }),
 		known("out/tok2", func(c *model.Config, o *train.Options) { c.Arch, c.L2Bound = spec.ContractiveL2, ops.BoundTok2 }),
 	}
-	want := []string{"l2-bound=kim", "l2-bound=token2"}
+	want := []string{"old: l2-bound=kim", "tok2: l2-bound=token2"}
 	if got := legends(runs); !reflect.DeepEqual(got, want) {
 		t.Errorf("legends %q, want %q", got, want)
 	}

@@ -1,8 +1,11 @@
 // Command plot draws training curves of one or more runs, read from their metrics.jsonl,
-// to a PNG, SVG or PDF file (by the extension of -out). Legends name the settings in which
-// the runs differ (from summary.json or the checkpoint's metadata, else the directory
-// name); a run that reached a non-finite loss or gradient is drawn up to that point,
-// ends with a cross and is marked diverged in the legend.
+// to a PNG, SVG or PDF file (by the extension of -out). Legends name each run (its
+// directory) and the settings in which the runs differ (from summary.json or the
+// checkpoint's metadata); a run that reached a non-finite loss or gradient is drawn up to
+// that point, ends with a cross and is marked diverged in the legend. The y range fits the
+// runs (plotting.Chart.FitY): the first tenth of the steps may rise above it. Curves of
+// bits per byte show the n-gram baselines stored in the runs' summaries unless
+// -baselines=false. A run with fewer than 5 points of the metric is warned about.
 //
 //	go run ./cmd/plot -runs out/dp,out/l2 -metric val_bpc -out val.png
 //	go run ./cmd/plot -runs 'out/sweep/*-L12-*' -metric train_bpc -smooth 20 -x tokens -out train.svg
@@ -14,6 +17,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,7 +48,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	logY := fs.Bool("logy", false, "logarithmic y axis")
 	out := fs.String("out", "curves.png", "output file; its extension picks the format: "+strings.Join(plotting.Formats(), ", "))
 	title := fs.String("title", "", "chart title (default: the metric)")
-	baselines := fs.Bool("baselines", false, "draw the byte n-gram baselines (test split bpc) of the first run whose summary has them as horizontal lines")
+	baselines := fs.Bool("baselines", true, "with a bpc metric, draw the byte n-gram baselines (test split bpc) of the first run whose summary has them as horizontal lines (-baselines=false: none)")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -65,7 +69,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("-runs: %w", err)
 		}
 	}
-	chart := plotting.Chart{Title: *title, XLabel: xLabel, YLabel: q.Quantity.Label, LogY: *logY}
+	chart := plotting.Chart{Title: *title, XLabel: xLabel, YLabel: q.Quantity.Label, LogY: *logY, FitY: true}
 	if chart.Title == "" {
 		chart.Title = defaultTitle(q)
 	}
@@ -78,17 +82,61 @@ func run(args []string, stdout, stderr io.Writer) error {
 		c := runs[i].metrics.Curve(q)
 		diverged := runs[i].metrics.FirstNonFinite() >= 0 || runs[i].nonFinite
 		chart.Series = append(chart.Series, plotting.Series{Label: label, X: c.X, Y: c.Y, MarkLast: diverged})
-	}
-	if *baselines {
-		if chart.Refs, err = baselineRefs(runs); err != nil {
-			return err
+		if n := finitePoints(c.Y); n < minPoints {
+			fmt.Fprintf(stderr, "plot: warning: %s has %d point(s) of %s, too few for a curve (%d or more: train longer, or validate more often with -eval-every)\n", runs[i].dir, n, q.Quantity.Name, minPoints)
 		}
+	}
+	if chart.Refs, err = refs(runs, q, *baselines, given(fs, "baselines"), stderr); err != nil {
+		return err
 	}
 	if err := chart.Save(*out); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "%s: %s of %d run(s)\n", *out, q.Quantity.Name, len(runs))
 	return nil
+}
+
+// minPoints is the fewest points of a run's curve plot draws without a warning.
+const minPoints = 5
+
+// refs returns the reference lines: with a bpc metric and draw, the n-gram baselines of
+// the first run whose summary has them (baselineRefs). When none has them, given (the
+// -baselines flag on the command line) makes it an error, and otherwise a note on stderr;
+// -baselines given for another metric is an error.
+func refs(runs []*runInfo, q train.Query, draw, given bool, stderr io.Writer) ([]plotting.Ref, error) {
+	bpc := strings.HasSuffix(q.Quantity.Name, "_bpc")
+	switch {
+	case !draw:
+		return nil, nil
+	case !bpc && given:
+		return nil, fmt.Errorf("-baselines: the n-gram baselines are in bits per byte, and -metric %s is not", q.Quantity.Name)
+	case !bpc:
+		return nil, nil
+	}
+	r, err := baselineRefs(runs)
+	if err != nil && !given {
+		fmt.Fprintln(stderr, "plot: no run's summary.json has n-gram baselines: none drawn")
+		return nil, nil
+	}
+	return r, err
+}
+
+// given reports whether the flag name was set on the command line.
+func given(fs *flag.FlagSet, name string) bool {
+	found := false
+	fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
+	return found
+}
+
+// finitePoints counts the finite values of ys.
+func finitePoints(ys []float64) int {
+	n := 0
+	for _, y := range ys {
+		if !math.IsNaN(y) && !math.IsInf(y, 0) {
+			n++
+		}
+	}
+	return n
 }
 
 // parseQuery checks -metric, -x and -smooth, and returns the query with the label of its

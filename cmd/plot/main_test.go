@@ -206,3 +206,69 @@ func trainRows(losses ...float64) []train.TrainRow {
 	}
 	return rows
 }
+
+// TestPlotBaselinesByDefault: a bpc plot draws the summaries' baselines without
+// -baselines, and -baselines=false leaves them out; another metric draws none, and asking
+// for them there is an error; no summary with baselines is then a note, not an error.
+func TestPlotBaselinesByDefault(t *testing.T) {
+	normal, diverged := runs(t)
+	out := filepath.Join(t.TempDir(), "val.svg")
+	var stdout, stderr bytes.Buffer
+	if err := run([]string{"-runs", normal, "-metric", "val_bpc", "-out", out}, &stdout, &stderr); err != nil || !strings.Contains(stderr.String(), "no run's summary.json has n-gram baselines: none drawn") {
+		t.Errorf("no baselines stored: error %v, stderr %q; want a note", err, stderr.String())
+	}
+	sum := train.Summary{Model: model.Default(), Options: train.DefaultOptions(), Baselines: []ngram.Result{{Order: 2, BPC: 2.6}}}
+	sum.Model.Context, sum.Options.Batch = 8, 2
+	b, err := json.Marshal(sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(normal, train.SummaryFile), string(b))
+	for _, c := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"-metric", "val_bpc"}, true},
+		{[]string{"-metric", "train_bpc"}, true},
+		{[]string{"-metric", "val_bpc", "-baselines=false"}, false},
+		{[]string{"-metric", "grad_norm"}, false},
+	} {
+		args := append([]string{"-runs", diverged + "," + normal, "-out", out}, c.args...)
+		if err := run(args, &stdout, &stderr); err != nil {
+			t.Fatalf("%q: %v", c.args, err)
+		}
+		svg, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(string(svg), "bigram (test) 2.600"); got != c.want {
+			t.Errorf("%q: baseline drawn %v, want %v", c.args, got, c.want)
+		}
+	}
+	err = run([]string{"-runs", normal, "-metric", "grad_norm", "-baselines", "-out", out}, &stdout, &stderr)
+	if err == nil || !contains(err, "-metric grad_norm is not") {
+		t.Errorf("-baselines with grad_norm: error %v", err)
+	}
+}
+
+// TestPlotWarnsOfFewPoints: a run with fewer than 5 points of the metric is named in a
+// warning; one with 5 is not.
+func TestPlotWarnsOfFewPoints(t *testing.T) {
+	normal, diverged := runs(t)
+	out := filepath.Join(t.TempDir(), "c.png")
+	var stdout, stderr bytes.Buffer
+	if err := run([]string{"-runs", normal + "," + diverged, "-metric", "train_bpc", "-out", out}, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	warn := stderr.String()
+	if !strings.Contains(warn, "warning: "+diverged+" has 3 point(s) of train_bpc, too few") || strings.Contains(warn, normal+" has") {
+		t.Errorf("stderr %q: want a warning for %s (3 finite points) and none for %s (5)", warn, diverged, normal)
+	}
+	stderr.Reset()
+	if err := run([]string{"-runs", normal, "-metric", "val_bpc", "-out", out}, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr.String(), normal+" has 2 point(s) of val_bpc") {
+		t.Errorf("stderr %q: want a warning of 2 validation points", stderr.String())
+	}
+}

@@ -7,10 +7,13 @@
 // The sweep is resumable: running the same command again skips finished runs (summary.json
 // present and not interrupted) and resumes interrupted ones from their checkpoint. SIGINT
 // (Ctrl-C) stops the run in progress with a checkpoint, writes the tables and exits with
-// status 130; a second SIGINT exits at once. The shared settings take cmd/train's flags.
+// status 130; a second SIGINT exits at once. The shared settings take cmd/train's flags,
+// and -config FILE reads them from a configs/*.toml file as cmd/train does (its arch,
+// layers, norm and seed become one-value -archs, -depths, -norms and -seeds).
 //
 //	go run ./cmd/sweep -dry-run -archs dp,l2,contractive-l2 -depths 2,6,10,14,18
 //	go run ./cmd/sweep -archs dp,l2,contractive-l2 -depths 2,6,10,14,18 -schedule constant -warmup 0 -steps 2000 -out out/stability
+//	go run ./cmd/sweep -config configs/shakespeare.toml -data-dir DATA -archs dp,contractive-l2 -seeds 1,2 -out out/shk
 package main
 
 import (
@@ -130,6 +133,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// gridKeys returns the settings of a -config file (cmd/train's flag names) that the sweep
+// takes as a grid of one value: a config's arch, layers, norm and seed set -archs,
+// -depths, -norms and -seeds, which the command line overrides.
+func gridKeys() map[string]string {
+	return map[string]string{"arch": "archs", "layers": "depths", "norm": "norms", "seed": "seeds"}
+}
+
 // parseFlags reads the shared settings (cmd/train's flags) and the sweep's own.
 func parseFlags(args []string, stderr io.Writer) (model.Config, train.Options, options, error) {
 	fs := flag.NewFlagSet("sweep", flag.ContinueOnError)
@@ -144,6 +154,10 @@ func parseFlags(args []string, stderr io.Writer) (model.Config, train.Options, o
 	fs.StringVar(&o.out, "out", "out/sweep", "output directory: the tables, and one directory per run")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "list the runs and what would be done with each, and stop")
 	dataDir := trainflags.Add(fs, &cfg, &opt, "arch", "layers", "norm", "seed")
+	trainflags.AddConfig(fs)
+	if err := trainflags.ApplyConfigAs(fs, args, gridKeys()); err != nil {
+		return cfg, opt, o, err
+	}
 	if err := cli.Parse(fs, args); err != nil {
 		return cfg, opt, o, err
 	}

@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"lipformer/data"
 	"lipformer/ngram"
 	"lipformer/train"
 )
@@ -77,7 +79,7 @@ func TestBadFlagsGiveClearErrors(t *testing.T) {
 	}
 }
 
-// TestReportShowsBaselines: the human summary puts the n-gram baselines beside test bpc.
+// TestReportShowsBaselines: the human summary names the n-gram baselines of the test split.
 func TestReportShowsBaselines(t *testing.T) {
 	sum := &train.Summary{Corpus: "opticks", Steps: 10, FinalValBPC: 3.6, ValBytes: 99, TestBPC: 3.519, TestBytes: 100,
 		Baselines: []ngram.Result{{Order: 2, BPC: 3.51}, {Order: 3, BPC: 2.82}, {Order: 5, BPC: 2.2}}}
@@ -85,9 +87,61 @@ func TestReportShowsBaselines(t *testing.T) {
 	if err := report(&out, &train.Run{Out: t.TempDir()}, sum, false, 0); err != nil {
 		t.Fatal(err)
 	}
-	want := "test bpc 3.5190 (100 bytes; bigram 3.5100, trigram 2.8200, 5-gram 2.2000); "
+	want := "n-gram baselines of the test split: bigram 3.5100, trigram 2.8200, 5-gram 2.2000\n"
 	if !strings.Contains(out.String(), want) {
 		t.Errorf("report:\n%s\nwant a line with %q", out.String(), want)
+	}
+}
+
+// TestReportOneValidationFigure: the report prints one validation figure, labelled whole
+// split or periodic subset; a corpus whose test part is its validation part is said so
+// once, its figures printed once; a run without final scores shows its best periodic
+// validation, labelled with the bytes it scored.
+func TestReportOneValidationFigure(t *testing.T) {
+	text := []byte(strings.Repeat("abcdefghij", 100))
+	sep := &data.Corpus{Train: text[:800], Valid: text[800:900], Test: text[900:]}
+	same := &data.Corpus{Train: text[:900], Valid: text[900:], Test: text[900:]}
+	sum := &train.Summary{Corpus: "shakespeare", Steps: 10, FinalValBPC: 3.625, ValBytes: 100, TestBPC: 3.625, TestBytes: 100,
+		FinalValAcc: 0.5, TestAcc: 0.5, BestValBPC: 3.5, BestStep: 8, Options: train.Options{EvalBytes: 50}}
+	for _, c := range []struct {
+		corpus     *data.Corpus
+		want, not  []string
+		bpcPrinted int
+	}{
+		{same, []string{"val bpc 3.6250, whole validation split (100 bytes); shakespeare has no separate test split: the test scores are these\n",
+			"next-byte accuracy: 0.5000\n", "best.safetensors: step 8, the best periodic validation (periodic subset: the first 50 bytes of the validation split)"},
+			[]string{"test bpc", "3.5000"}, 1},
+		{sep, []string{"val bpc 3.6250, whole validation split (100 bytes); test bpc 3.6250, whole test split (100 bytes)\n",
+			"next-byte accuracy: val 0.5000, test 0.5000\n"}, []string{"no separate test", "3.5000"}, 2},
+	} {
+		var out bytes.Buffer
+		if err := report(&out, &train.Run{Out: t.TempDir(), Corpus: c.corpus}, sum, false, 0); err != nil {
+			t.Fatal(err)
+		}
+		s := out.String()
+		for _, w := range c.want {
+			if !strings.Contains(s, w) {
+				t.Errorf("report:\n%s\nwant %q", s, w)
+			}
+		}
+		for _, w := range c.not {
+			if strings.Contains(s, w) {
+				t.Errorf("report:\n%s\nhas %q", s, w)
+			}
+		}
+		if n := strings.Count(s, "3.6250"); n != c.bpcPrinted {
+			t.Errorf("report:\n%s\nprints 3.6250 %d times, want %d", s, n, c.bpcPrinted)
+		}
+	}
+	stopped := &train.Summary{Corpus: "shakespeare", Steps: 10, FinalValBPC: train.Figure(math.NaN()), TestBPC: train.Figure(math.NaN()),
+		BestValBPC: 3.5, BestStep: 8, NonFinite: true, Options: train.Options{EvalBytes: 0}}
+	var out bytes.Buffer
+	if err := report(&out, &train.Run{Out: t.TempDir(), Corpus: same}, stopped, false, 0); err != nil {
+		t.Fatal(err)
+	}
+	want := "val bpc 3.5000 at step 8, the best periodic validation (whole validation split); stopped at a non-finite value: no whole-split score\n"
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("report:\n%s\nwant %q", out.String(), want)
 	}
 }
 

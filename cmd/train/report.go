@@ -28,25 +28,23 @@ func report(w io.Writer, r *train.Run, sum *train.Summary, asJSON bool, sampleLe
 		fmt.Fprintf(w, "interrupted: resume with -resume %s\n", r.Out)
 		return nil
 	}
-	best := "no finite periodic validation"
-	if sum.BestStep >= 0 && sum.BestValBPC.Measured() {
-		best = fmt.Sprintf("best periodic val bpc %.4f at step %d", float64(sum.BestValBPC), sum.BestStep)
-	}
+	same := r.Corpus != nil && r.Corpus.ValidIsTest()
 	switch {
 	case sum.FinalValBPC.Measured() && sum.TestBPC.Measured():
-		var baselines string
-		if len(sum.Baselines) > 0 {
-			baselines = "; " + ngram.Format(sum.Baselines)
+		finalScores(w, sum, same)
+		if sum.BestStep >= 0 {
+			fmt.Fprintf(w, "%s: step %d, the best periodic validation (%s)\n", train.BestFile, sum.BestStep, periodic(r, sum))
 		}
-		fmt.Fprintf(w, "val bpc %.4f (%d bytes), test bpc %.4f (%d bytes%s); %s\n",
-			float64(sum.FinalValBPC), sum.ValBytes, float64(sum.TestBPC), sum.TestBytes, baselines, best)
-		if sum.FinalValAcc.Measured() && sum.TestAcc.Measured() {
-			fmt.Fprintf(w, "next-byte accuracy: val %.4f, test %.4f\n", float64(sum.FinalValAcc), float64(sum.TestAcc))
+	case sum.BestStep >= 0 && sum.BestValBPC.Measured():
+		why := "no whole-split score"
+		if sum.NonFinite {
+			why = "stopped at a non-finite value: no whole-split score"
 		}
+		fmt.Fprintf(w, "val bpc %.4f at step %d, the best periodic validation (%s); %s\n", float64(sum.BestValBPC), sum.BestStep, periodic(r, sum), why)
 	case sum.NonFinite:
-		fmt.Fprintf(w, "stopped at a non-finite value: no final val or test bpc; %s\n", best)
+		fmt.Fprintln(w, "stopped at a non-finite value: no final val or test bpc")
 	default:
-		fmt.Fprintf(w, "no final val or test bpc; %s\n", best)
+		fmt.Fprintln(w, "no final val or test bpc")
 	}
 	if c := sum.Certificate; c != nil {
 		fmt.Fprintf(w, "certified Lipschitz bound of the network (N = %d): %.4g (inf-norm), %.4g (2-norm), %.4g (token norm); certified logit range %.4g (the token embedding's diameter %.4g)\n", c.N, float64(c.Inf), float64(c.Two), float64(c.Tok2), float64(c.LogitRange), c.TokenDiameter)
@@ -65,6 +63,40 @@ func report(w io.Writer, r *train.Run, sum *train.Summary, asJSON bool, sampleLe
 		r.Out, train.MetricsFile, train.LatestFile, train.BestFile, train.SummaryFile)
 	fmt.Fprintf(w, "next: go run ./cmd/sample -ckpt %[1]s, go run ./cmd/eval -ckpt %[1]s -ngram 5, go run ./cmd/plot -runs %[1]s -out curves.png\n", r.Out)
 	return nil
+}
+
+// finalScores prints the final weights' scores of the whole validation and test splits,
+// the test split's n-gram baselines and the accuracies; when same (the corpus has no
+// separate test part) it says so once and prints each figure once.
+func finalScores(w io.Writer, sum *train.Summary, same bool) {
+	if same {
+		fmt.Fprintf(w, "val bpc %.4f, whole validation split (%d bytes); %s has no separate test split: the test scores are these\n",
+			float64(sum.FinalValBPC), sum.ValBytes, sum.Corpus)
+	} else {
+		fmt.Fprintf(w, "val bpc %.4f, whole validation split (%d bytes); test bpc %.4f, whole test split (%d bytes)\n",
+			float64(sum.FinalValBPC), sum.ValBytes, float64(sum.TestBPC), sum.TestBytes)
+	}
+	if len(sum.Baselines) > 0 {
+		fmt.Fprintf(w, "n-gram baselines of the test split: %s\n", ngram.Format(sum.Baselines))
+	}
+	switch {
+	case !sum.FinalValAcc.Measured() || !sum.TestAcc.Measured():
+	case same:
+		fmt.Fprintf(w, "next-byte accuracy: %.4f\n", float64(sum.FinalValAcc))
+	default:
+		fmt.Fprintf(w, "next-byte accuracy: val %.4f, test %.4f\n", float64(sum.FinalValAcc), float64(sum.TestAcc))
+	}
+}
+
+// periodic describes the bytes each periodic validation scored: the whole validation
+// split, or its first -eval-bytes.
+func periodic(r *train.Run, sum *train.Summary) string {
+	n := sum.Options.EvalBytes
+	whole := n == 0 || (r.Corpus != nil && n >= len(r.Corpus.Valid))
+	if whole {
+		return "whole validation split"
+	}
+	return fmt.Sprintf("periodic subset: the first %d bytes of the validation split", n)
 }
 
 // sample draws n bytes from the final model, prompted with the first bytes of the test

@@ -165,3 +165,10 @@ func Bar(w io.Writer, n int, desc string) *progressbar.ProgressBar {
 	return progressbar.NewOptions(n, progressbar.OptionSetWriter(w), progressbar.OptionShowCount(),
 		progressbar.OptionSetElapsedTime(true), progressbar.OptionSetPredictTime(true), progressbar.OptionSetDescription(desc))
 }
+
+// Alias registers old on flags as a deprecated name of the flag name, sharing its value:
+// commands recorded with the old name still run. name must be registered first.
+func Alias(flags *flag.FlagSet, old, name string) {
+	f := flags.Lookup(name)
+	flags.Var(f.Value, old, "deprecated name of -"+name)
+}

@@ -1,6 +1,6 @@
 // Package clitest checks, in the tests of every program, the command-line conventions the
-// programs share: -h and -help print the usage alone, and positional arguments are refused
-// with one message.
+// programs share: -h and -help print the usage alone, shared flag names mean one thing
+// (Scheme), and positional arguments are refused with one message.
 package clitest
 
 import (
@@ -17,7 +17,8 @@ import (
 type Run func(args []string, stdout, stderr io.Writer) error
 
 // HelpAndExtraArguments checks program name's run: -h and -help must print the usage (with
-// flag among its flags) on stderr and nothing else, and return flag.ErrHelp (on which main
+// flag among its flags, and the shared flags as Scheme and Required say) on stderr and
+// nothing else, and return flag.ErrHelp (on which main
 // exits 0) or nil; args followed by "extra" must be refused, before any work, with
 // `unexpected arguments ["extra"]: NAME takes only flags (-h lists them)`.
 func HelpAndExtraArguments(t testing.TB, name, flagName string, args []string, run Run) {
@@ -33,6 +34,9 @@ func HelpAndExtraArguments(t testing.TB, name, flagName string, args []string, r
 		}
 		if u := stderr.String(); !strings.HasPrefix(u, "Usage of "+name+":") || !strings.Contains(u, "  -"+flagName+" ") || stdout.Len() > 0 {
 			t.Errorf("%s %s: stdout %q, stderr %q; want the usage on stderr alone", name, h, stdout.String(), u)
+		}
+		for _, p := range SchemeProblems(name, stderr.String()) {
+			t.Errorf("%s %s: %s", name, h, p)
 		}
 	}
 	var stdout, stderr bytes.Buffer

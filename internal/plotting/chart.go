@@ -45,6 +45,12 @@ type Chart struct {
 	// Refs are horizontal reference lines (baselines) across the series' x range, drawn
 	// grey and dashed with their own legend entries.
 	Refs []Ref
+	// FitY fits the y range to the series rather than to every point: from their lowest
+	// point to their highest past the first tenth of each one's x span (a training curve's
+	// first values lie far above the rest), widened to the reference lines close to it.
+	// A reference line far outside stays in the legend, marked as off the plot, above or
+	// below.
+	FitY bool
 }
 
 // Ref is a horizontal reference line at Y.
@@ -143,7 +149,14 @@ func (c Chart) build() (*plot.Plot, *plot.Legend, error) {
 	if drawn == 0 {
 		return nil, nil, fmt.Errorf("nothing to draw: no series has a point with finite coordinates%s", c.logNote())
 	}
-	if err := c.addRefs(p, &legend); err != nil {
+	off := make([]int, len(c.Refs))
+	if c.FitY {
+		lo, hi, o, ok := c.fitRange()
+		if ok {
+			p.Y.Min, p.Y.Max, off = lo, hi, o
+		}
+	}
+	if err := c.addRefs(p, &legend, off); err != nil {
 		return nil, nil, err
 	}
 	if c.LogX {

@@ -11,7 +11,7 @@ import (
 )
 
 // Series is one line of a chart: its points in drawing order and its legend entry. Series
-// are coloured in turn from a dark palette; after seven, the colours repeat dashed.
+// take the palette's colours in turn, then the same colours in other line patterns (Line).
 type Series struct {
 	Label    string    // legend text; a series with an empty label has no legend entry
 	X, Y     []float64 // the points; X and Y have the same length
@@ -58,8 +58,10 @@ func (c Chart) add(p *plot.Plot, legend *plot.Legend, i int, s Series) (int, err
 }
 
 // addRefs draws the reference lines across the x range of the drawable points, each with
-// a legend entry, in grey with dashes that differ from line to line.
-func (c Chart) addRefs(p *plot.Plot, legend *plot.Legend) error {
+// a legend entry, in grey with dashes that differ from line to line. A line whose off is
+// not 0 lies outside the fitted y range (Chart.FitY): it is not drawn, and its legend
+// entry says it is off the plot, above (1) or below (-1).
+func (c Chart) addRefs(p *plot.Plot, legend *plot.Legend, off []int) error {
 	if len(c.Refs) == 0 {
 		return nil
 	}
@@ -74,6 +76,14 @@ func (c Chart) addRefs(p *plot.Plot, legend *plot.Legend) error {
 	for i, r := range c.Refs {
 		if !c.drawable(lo, r.Y) {
 			return fmt.Errorf("reference line %q at %v cannot be drawn%s", r.Label, r.Y, c.logNote())
+		}
+		if off[i] != 0 {
+			where := "above"
+			if off[i] < 0 {
+				where = "below"
+			}
+			legend.Add(r.Label + " (off the plot, " + where + ")")
+			continue
 		}
 		l := &plotter.Line{XYs: plotter.XYs{{X: lo, Y: r.Y}, {X: hi, Y: r.Y}}}
 		l.LineStyle.Color = color.Gray{Y: 110}

@@ -1,10 +1,46 @@
 package plotting
 
 import (
-	"gonum.org/v1/plot/plotutil"
+	"image/color"
+
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 )
+
+// Palette returns the colours series take in turn: Okabe and Ito's qualitative palette,
+// which readers with the common colour-vision deficiencies tell apart, without its yellow
+// (too faint on white), black last.
+func Palette() []color.Color {
+	return []color.Color{
+		color.RGBA{R: 0x00, G: 0x72, B: 0xB2, A: 0xFF}, // blue
+		color.RGBA{R: 0xD5, G: 0x5E, B: 0x00, A: 0xFF}, // vermillion
+		color.RGBA{R: 0x00, G: 0x9E, B: 0x73, A: 0xFF}, // bluish green
+		color.RGBA{R: 0xCC, G: 0x79, B: 0xA7, A: 0xFF}, // reddish purple
+		color.RGBA{R: 0xE6, G: 0x9F, B: 0x00, A: 0xFF}, // orange
+		color.RGBA{R: 0x56, G: 0xB4, B: 0xE9, A: 0xFF}, // sky blue
+		color.RGBA{R: 0x00, G: 0x00, B: 0x00, A: 0xFF}, // black
+	}
+}
+
+// dashPatterns returns the line patterns that follow each other once the palette's
+// colours are used up: solid, dashed, dotted, dash-dot, long dashes.
+func dashPatterns() [][]vg.Length {
+	return [][]vg.Length{
+		nil,
+		{vg.Points(6), vg.Points(3)},
+		{vg.Points(1.5), vg.Points(2)},
+		{vg.Points(6), vg.Points(2), vg.Points(1.5), vg.Points(2)},
+		{vg.Points(12), vg.Points(4)},
+	}
+}
+
+// Line returns the line style of the i-th series: the palette's colours in turn, solid,
+// then the same colours in each of the other patterns, so that the first
+// len(Palette())*5 series all differ.
+func Line(i int) draw.LineStyle {
+	colors, dashes := Palette(), dashPatterns()
+	return draw.LineStyle{Color: colors[i%len(colors)], Width: vg.Points(1.5), Dashes: dashes[(i/len(colors))%len(dashes)]}
+}
 
 // style is how one series is drawn.
 type style struct {
@@ -13,19 +49,16 @@ type style struct {
 	cross draw.GlyphStyle // the mark of its last point
 }
 
-// styleOf returns the style of the i-th series: the dark palette's colours in turn, then
-// the same colours dashed, and so on, so that many series stay distinguishable; a dashed
-// series is dashed in any case.
+// styleOf returns the style of the i-th series (Line); a dashed series is dashed in any
+// case.
 func styleOf(i int, dashed bool) style {
-	colors := plotutil.DarkColors
-	col := colors[i%len(colors)]
-	dashes := plotutil.Dashes(i / len(colors))
-	if dashed && len(dashes) == 0 {
-		dashes = plotutil.Dashes(1)
+	line := Line(i)
+	if dashed && len(line.Dashes) == 0 {
+		line.Dashes = dashPatterns()[1]
 	}
 	return style{
-		line:  draw.LineStyle{Color: col, Width: vg.Points(1.2), Dashes: dashes},
-		dot:   draw.GlyphStyle{Color: col, Radius: vg.Points(2), Shape: draw.CircleGlyph{}},
-		cross: draw.GlyphStyle{Color: col, Radius: vg.Points(4), Shape: draw.CrossGlyph{}},
+		line:  line,
+		dot:   draw.GlyphStyle{Color: line.Color, Radius: vg.Points(2), Shape: draw.CircleGlyph{}},
+		cross: draw.GlyphStyle{Color: line.Color, Radius: vg.Points(4), Shape: draw.CrossGlyph{}},
 	}
 }

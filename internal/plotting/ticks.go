@@ -90,3 +90,11 @@ func decimal(m, e int) float64 {
 	v, _ := strconv.ParseFloat(fmt.Sprintf("%de%d", m, e), 64)
 	return v
 }
+
+// LinearTicks returns the tick marker of a chart's linear axes, for figures drawn
+// without Chart.
+func LinearTicks() plot.Ticker { return linearTicks{} }
+
+// LogTicks returns the tick marker of a chart's logarithmic axes, for figures drawn
+// without Chart.
+func LogTicks() plot.Ticker { return logTicks{} }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"text/tabwriter"
 
 	"lipformer/lipschitz/search"
@@ -32,6 +33,8 @@ type Certification struct {
 	Whole *model.WholeLower `json:"whole_lower,omitempty"`
 	// N is the number of tokens of the searches, 0 without.
 	N int `json:"-"`
+	// Cfg is the model's configuration: which sub-blocks' branches are held to its c.
+	Cfg model.Config `json:"-"`
 }
 
 // Certify returns the Lipschitz certificate of m and its attention layers' bounds; with
@@ -49,7 +52,7 @@ func Certify(m *model.Model, n int, o search.Options, whole int, progress func(d
 	if err != nil {
 		return nil, err
 	}
-	c := &Certification{Certificate: cert, Attention: attn, N: n}
+	c := &Certification{Certificate: cert, Attention: attn, N: n, Cfg: m.Cfg}
 	if whole > 0 {
 		if c.Whole, err = m.LowerBound(whole, wholeIters, o.Seed); err != nil {
 			return nil, err
@@ -68,6 +71,7 @@ func (c *Certification) WriteTable(w io.Writer, path string) error {
 	if err := certTable(w, path, c.Certificate); err != nil {
 		return err
 	}
+	fmt.Fprint(w, subBlockNote(c.Certificate, c.Cfg))
 	if c.Whole != nil {
 		fmt.Fprintf(w, "whole model, token norm: certified %s, searched lower bound %.4g (the largest block J_ji of the Jacobian, row j = %d, token i = %d, over %d random windows), looseness %s\n",
 			show(c.Tok2), c.Whole.Best, c.Whole.Row, c.Whole.Col, c.Whole.Windows, ratio(c.Tok2, c.Whole.Best))
@@ -169,6 +173,54 @@ func certTable(w io.Writer, path string, cert *model.Certificate) error {
 	}
 	_, err := fmt.Fprintf(w, "certified logit range %s: token-norm product x the token embedding's diameter %.4g; no text moves any position's logits further from another's (docs/math.md)\n", show(cert.LogitRange), cert.TokenDiameter)
 	return err
+}
+
+// aboveC is the relative excess over c from which subBlockNote names a branch: below it
+// the difference is rounding.
+const aboveC = 1e-6
+
+// subBlockNote says what the sub-block rows of the certificate are, 1 + Lip(g) of x + g(x)
+// against the branch constants c of the attention table, and, for every sub-block whose
+// branch is held to c and measures above it, why: the spectral normalisations and the
+// token-norm attention bounds divide by power-iteration estimates, which trail the weights
+// as they move (an estimate of a largest singular value is at most the true one), while
+// the certificate is computed from the weights themselves.
+func subBlockNote(cert *model.Certificate, cfg model.Config) string {
+	var b strings.Builder
+	b.WriteString("h*.attn and h*.mlp are residual sub-blocks x + g(x): certified 1 + Lip(g)")
+	switch cfg.Norm {
+	case spec.PreLN:
+		b.WriteString(" with Lip(g) times its LayerNorm's factor")
+	case spec.PostLN:
+		b.WriteString(" times its LayerNorm's factor")
+	case spec.BallPre:
+		b.WriteString(" with Lip(g) times its ball norm's factor")
+	}
+	switch {
+	case cfg.Arch.Invertible():
+		fmt.Fprintf(&b, "; -lip-c holds every branch g (the attention table's certified columns for attention) to c = %g", cfg.LipC)
+	case cfg.Arch.Contractive():
+		fmt.Fprintf(&b, "; -lip-c holds the attention branches g (the attention table's certified columns) to c = %g", cfg.LipC)
+	}
+	if cfg.Arch.Contractive() && cfg.Norm == spec.NoLN {
+		b.WriteString(", their sub-blocks to 1 + c")
+	}
+	b.WriteString("\n")
+	if cfg.Norm != spec.NoLN || !cfg.Arch.Contractive() {
+		return b.String()
+	}
+	var above []string
+	for _, f := range cert.Factors {
+		held := strings.HasSuffix(f.Name, ".attn") || (cfg.Arch.Invertible() && strings.HasSuffix(f.Name, ".mlp"))
+		if g := float64(f.Tok2) - 1; held && !math.IsInf(g, 1) && g > cfg.LipC*(1+aboveC) {
+			above = append(above, fmt.Sprintf("%s %.6g", f.Name, g))
+		}
+	}
+	if len(above) > 0 {
+		fmt.Fprintf(&b, "branches above c = %g in the token norm: %s. They are scaled by power-iteration estimates of their weights' largest singular values, which trail the weights as training moves them (an estimate is at most the true value); this certificate is computed from the weights themselves. More -power-iters per training step, or invert -power-iters, bring them closer to c (docs/math.md)\n",
+			cfg.LipC, strings.Join(above, ", "))
+	}
+	return b.String()
 }
 
 // show formats a bound, "none" when infinite.

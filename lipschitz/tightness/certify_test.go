@@ -116,3 +116,30 @@ func TestCertify(t *testing.T) {
 		}
 	}
 }
+
+// TestSubBlockNote: the certificate's sub-block rows are labelled 1 + Lip(g) against the
+// branch constant c, and a branch held to c that measures above it is named with the
+// reason; a branch at c (to rounding) is not, nor are branches -lip-c does not hold.
+func TestSubBlockNote(t *testing.T) {
+	cert := &model.Certificate{Factors: []model.Factor{
+		{Name: "h0.attn", Tok2: 1.9 + 1e-9}, {Name: "h0.mlp", Tok2: 1.92}, {Name: "lnf", Tok2: 300}, {Name: "head", Tok2: 2},
+	}}
+	cfg := model.Default()
+	cfg.Arch, cfg.Norm, cfg.LipC = spec.InvertibleL2, spec.NoLN, 0.9
+	note := subBlockNote(cert, cfg)
+	for _, want := range []string{"residual sub-blocks x + g(x): certified 1 + Lip(g)", "to c = 0.9, their sub-blocks to 1 + c\n",
+		"branches above c = 0.9 in the token norm: h0.mlp 0.92. ", "power-iteration estimates"} {
+		if !strings.Contains(note, want) {
+			t.Errorf("note:\n%s\nwant %q", note, want)
+		}
+	}
+	if strings.Contains(note, "h0.attn 0.9") {
+		t.Errorf("note:\n%s\nnames h0.attn, at c to rounding", note)
+	}
+	cfg.Arch, cfg.Norm = spec.ContractiveL2, spec.PreLN
+	note = subBlockNote(cert, cfg)
+	if !strings.Contains(note, "times its LayerNorm's factor") || !strings.Contains(note, "holds the attention branches") ||
+		strings.Contains(note, "1 + c") || strings.Contains(note, "above c") {
+		t.Errorf("contractive-l2, pre-LN: note:\n%s", note)
+	}
+}

@@ -8,9 +8,9 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
+	"lipformer/internal/plotting"
 	"lipformer/lipschitz/search"
 )
 
@@ -58,22 +58,22 @@ func plotAgainstN(p *plot.Plot, c Config, recs []Record) error {
 		}
 		ticks = append(ticks, plot.Tick{Value: float64(r.N), Label: strconv.Itoa(r.N)})
 	}
-	p.X.Tick.Marker = ticks
+	p.X.Tick.Marker, p.Y.Tick.Marker = ticks, plotting.LinearTicks()
 	if c.Search.Norm == search.Norm2 {
 		// The 2-norm bound grows like sqrt(N) log N, far above the lower bound.
 		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
 	}
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Legend.XOffs, p.Legend.YOffs = vg.Points(10), -vg.Points(10)
-	args := []any{"lower bound (best ||J(X)|| found by Adam)", lower, "two-cluster input (one token 0, the others at +-t)", pair}
+	series := []plotting.Named{{Name: "lower bound (best ||J(X)|| found by Adam)", XYs: lower}, {Name: "two-cluster input (one token 0, the others at +-t)", XYs: pair}}
 	if len(upper) > 0 {
 		name := "upper bound (Kim et al. Thm 3.2)"
 		if c.Search.Norm == search.Norm2 {
 			name = "upper bound (Kim et al. Thm 3.2, W^Q norm squared)"
 		}
-		args = append(args, name, upper)
+		series = append(series, plotting.Named{Name: name, XYs: upper})
 	}
-	return plotutil.AddLinePoints(p, args...)
+	return plotting.AddLinePoints(p, series...)
 }
 
 // plotAgainstR draws the lower bound against R, one line per N, with the
@@ -86,7 +86,7 @@ func plotAgainstR(p *plot.Plot, c Config, recs []Record) error {
 	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: -1}
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Legend.XOffs, p.Legend.YOffs = vg.Points(10), -vg.Points(10)
-	var args []any
+	var series []plotting.Named
 	for _, n := range c.Ns {
 		var pts plotter.XYs
 		for _, r := range recs {
@@ -94,9 +94,9 @@ func plotAgainstR(p *plot.Plot, c Config, recs []Record) error {
 				pts = append(pts, plotter.XY{X: r.Radius, Y: r.Lower})
 			}
 		}
-		args = append(args, fmt.Sprintf("N=%d", n), pts)
+		series = append(series, plotting.Named{Name: fmt.Sprintf("N=%d", n), XYs: pts})
 	}
-	if err := plotutil.AddLinePoints(p, args...); err != nil {
+	if err := plotting.AddLinePoints(p, series...); err != nil {
 		return err
 	}
 	var ref plotter.XYs

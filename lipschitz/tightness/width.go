@@ -9,8 +9,9 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+
+	"lipformer/internal/plotting"
 )
 
 // Shape is a layer's width D and heads H.
@@ -104,11 +105,11 @@ func SaveShapePlot(path string, recs []Record) error {
 		}
 	}
 	p.X.Tick.Marker = ticks
-	var args []any
+	var series []plotting.Named
 	for _, k := range keys {
-		args = append(args, fmt.Sprintf("%s, H=%d, N=%d", k.bound, k.heads, k.n), lines[k])
+		series = append(series, plotting.Named{Name: fmt.Sprintf("%s, H=%d, N=%d", k.bound, k.heads, k.n), XYs: lines[k]})
 	}
-	if err := plotutil.AddLinePoints(p, args...); err != nil {
+	if err := plotting.AddLinePoints(p, series...); err != nil {
 		return err
 	}
 	p.Legend.Top, p.Legend.Left = false, true // the small ratios are at large D

@@ -24,6 +24,13 @@ func AddConfig(fs *flag.FlagSet) {
 // file that names -config, -resume or the same flag twice is an error naming the file
 // and the key. Flags the file sets count as given (Given).
 func ApplyConfig(fs *flag.FlagSet, args []string) error {
+	return ApplyConfigAs(fs, args, nil)
+}
+
+// ApplyConfigAs is ApplyConfig for a program whose flags name some settings otherwise:
+// the file's key k sets the flag rename[k] (sweep's -archs for a config's arch, a grid of
+// one value unless -archs is on the command line).
+func ApplyConfigAs(fs *flag.FlagSet, args []string, rename map[string]string) error {
 	path, err := configPath(fs, args)
 	if err != nil || path == "" {
 		return err
@@ -41,14 +48,18 @@ func ApplyConfig(fs *flag.FlagSet, args []string) error {
 		if k == "config" || k == "resume" {
 			return fmt.Errorf("-config %s: key %q cannot be set in a config file", path, k)
 		}
-		if fs.Lookup(k) == nil {
+		name := k
+		if r, ok := rename[k]; ok {
+			name = r
+		}
+		if fs.Lookup(name) == nil {
 			return fmt.Errorf("-config %s: unknown setting %q (the keys are %s's flag names, see -h)", path, k, fs.Name())
 		}
 		v, err := flagValue(settings[k])
 		if err != nil {
 			return fmt.Errorf("-config %s: %s: %w", path, k, err)
 		}
-		if err := fs.Set(k, v); err != nil {
+		if err := fs.Set(name, v); err != nil {
 			return fmt.Errorf("-config %s: %s = %s: %w", path, k, v, err)
 		}
 	}

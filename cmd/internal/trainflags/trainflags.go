@@ -65,7 +65,7 @@ func Add(fs *flag.FlagSet, cfg *model.Config, opt *train.Options, skip ...string
 	real(&cfg.LipK, "lip-k", cfg.LipK, "bound the whole model, from the input embeddings to the logits, by this Lipschitz constant in the token norm: invertible-l2 with a ball norm for the final LayerNorm and a spectrally normalised head (docs/math.md; 0: no bound)")
 	real(&cfg.EmbedStd, "embed-std", cfg.EmbedStd, "initial scale of the token and position embeddings, the residual stream's scale at initialisation (0: the weights' init std)")
 	text(&cfg.Dtype, "dtype", cfg.Dtype, "float32 or float64")
-	num(&opt.Batch, "batch", opt.Batch, "sequences per step")
+	num(&opt.Batch, "batch", opt.Batch, "sequences of the context length per optimizer step")
 	num(&opt.Steps, "steps", opt.Steps, "optimizer steps")
 	real(&opt.LR, "lr", opt.LR, "peak learning rate")
 	real(&opt.MinLR, "min-lr", opt.MinLR, "final learning rate of the cosine schedule")
