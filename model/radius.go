@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -20,8 +21,13 @@ type RadiusBound struct {
 	// to the head's input: every factor but the head's.
 	Body Bound
 	// Why names the factors without a bound when Body is infinite; empty otherwise.
-	Why  string
-	gram *mat.SymDense // (V, V) W^T W for the head's weight W (D, V) as applied
+	Why string
+	// NearestBytes and FarthestBytes are the smallest and largest distance between two rows
+	// of the token table: substituting bytes of a window moves its input embeddings by at
+	// most FarthestBytes in the token norm, and a substitution of one byte for another by at
+	// least NearestBytes.
+	NearestBytes, FarthestBytes float64
+	gram                        *mat.SymDense // (V, V) W^T W for the head's weight W (D, V) as applied
 }
 
 // RadiusBound computes the certificate of the current weights and the Gram matrix of the
@@ -45,10 +51,29 @@ func (m *Model) RadiusBound() (*RadiusBound, error) {
 		}
 	}
 	b.Why = strings.Join(unbounded, "; ")
+	b.NearestBytes, b.FarthestBytes = m.byteDistances()
 	w := m.headWeight()
 	b.gram = mat.NewSymDense(m.Cfg.Vocab, nil)
 	b.gram.SymOuterK(1, w.T()) // (W^T)(W^T)^T = W^T W
 	return b, nil
+}
+
+// byteDistances are the smallest and largest distance between two rows of the token table
+// (0 and 0 for a vocabulary of one byte).
+func (m *Model) byteDistances() (nearest, farthest float64) {
+	V, D := m.Cfg.Vocab, m.Cfg.Width
+	e := m.Tok.W.Float64s() // (V, D)
+	nearest = math.Inf(1)
+	for a := range V {
+		for c := a + 1; c < V; c++ {
+			d := floats.Distance(e[a*D:(a+1)*D], e[c*D:(c+1)*D], 2)
+			nearest, farthest = math.Min(nearest, d), math.Max(farthest, d)
+		}
+	}
+	if V < 2 {
+		nearest = 0
+	}
+	return nearest, farthest
 }
 
 // headWeight is the head's weight as applied, (D, V): logits z = h W.

@@ -220,7 +220,8 @@ func TestCertifiedRadiusIsTightEnoughToSeeAFactorDropped(t *testing.T) {
 }
 
 // TestRadiusOfAnInfiniteCertificateIsZero: a dot-product model has no certificate, so every
-// radius is 0 and the bound names the factors without a bound.
+// radius is 0 and the bound names the factors without a bound; the distances between bytes
+// are the token table's.
 func TestRadiusOfAnInfiniteCertificateIsZero(t *testing.T) {
 	m, err := New(tiny("dp"), 1)
 	if err != nil {
@@ -232,6 +233,23 @@ func TestRadiusOfAnInfiniteCertificateIsZero(t *testing.T) {
 	}
 	if !math.IsInf(float64(b.Body), 1) || !strings.Contains(b.Why, "h0.attn") || !strings.Contains(b.Why, "not Lipschitz") {
 		t.Fatalf("dp: body %v, why %q; want infinite, naming h0.attn", b.Body, b.Why)
+	}
+	tok := m.Tok.W.Float64s()
+	D := m.Cfg.Width
+	nearest, farthest := math.Inf(1), 0.0
+	for a := range m.Cfg.Vocab {
+		for c := range m.Cfg.Vocab {
+			if a != c {
+				d := 0.0
+				for k := range D {
+					d += (tok[a*D+k] - tok[c*D+k]) * (tok[a*D+k] - tok[c*D+k])
+				}
+				nearest, farthest = math.Min(nearest, math.Sqrt(d)), math.Max(farthest, math.Sqrt(d))
+			}
+		}
+	}
+	if math.Abs(b.NearestBytes-nearest) > 1e-12 || math.Abs(b.FarthestBytes-farthest) > 1e-12 || !(nearest < farthest) {
+		t.Errorf("distances between bytes %v to %v, want %v to %v", b.NearestBytes, b.FarthestBytes, nearest, farthest)
 	}
 	z := make([]float64, m.Cfg.Vocab)
 	z[1] = 10

@@ -71,6 +71,13 @@ type RadiusReport struct {
 	// Curve is the same at radii spaced evenly in log R from the 1st to the 99th percentile
 	// of the positive per-class radii; empty when none is positive.
 	Curve []RadiusPoint `json:"curve,omitempty"`
+	// NearestBytes and FarthestBytes are the smallest and largest distance between two
+	// bytes' embeddings (model.RadiusBound).
+	NearestBytes  float64 `json:"nearest_bytes"`
+	FarthestBytes float64 `json:"farthest_bytes"`
+	// AnySubstitution is the point at R = FarthestBytes: its certified bytes keep their
+	// top-1 byte whatever bytes of their window are replaced by whatever others.
+	AnySubstitution RadiusPoint `json:"any_substitution"`
 }
 
 // RadiusPoint is the fraction of the scored bytes whose top-1 byte is certified at radius
@@ -85,7 +92,8 @@ type RadiusPoint struct {
 // Report summarises r at the radii asked for and along a curve of curve points (0: none).
 func (r *Radii) Report(radii []float64, curve int) RadiusReport {
 	rep := RadiusReport{Certificate: r.Bound.Whole, Body: r.Bound.Body, Unbounded: r.Bound.Why, Scored: len(r.PerClass),
-		MedianRadius: Figure(median(r.PerClass)), MedianRadiusWhole: Figure(median(r.Whole))}
+		MedianRadius: Figure(median(r.PerClass)), MedianRadiusWhole: Figure(median(r.Whole)),
+		NearestBytes: r.Bound.NearestBytes, FarthestBytes: r.Bound.FarthestBytes, AnySubstitution: r.at(r.Bound.FarthestBytes)}
 	for _, R := range radii {
 		rep.Points = append(rep.Points, r.at(R))
 	}

@@ -82,7 +82,7 @@ func TestCertifiedRadiiAreTheDecodersAtEveryStride(t *testing.T) {
 
 // TestRadiusReportCounts: the fractions, medians and curve of a hand-made set of radii.
 func TestRadiusReportCounts(t *testing.T) {
-	r := &Radii{Bound: &model.RadiusBound{Whole: 3, Body: 2}, PerClass: []float64{0, 1, 2, 3, 4}, Whole: []float64{0, 0.5, 1, 1.5, 2},
+	r := &Radii{Bound: &model.RadiusBound{Whole: 3, Body: 2, NearestBytes: 0.5, FarthestBytes: 2.5}, PerClass: []float64{0, 1, 2, 3, 4}, Whole: []float64{0, 0.5, 1, 1.5, 2},
 		Correct: []bool{true, false, true, false, true}}
 	rep := r.Report([]float64{0, 1.5, 4}, 3)
 	want := []RadiusPoint{{0, 0.8, 0.8, 0.4}, {1.5, 0.6, 0.2, 0.4}, {4, 0, 0, 0}}
@@ -93,6 +93,9 @@ func TestRadiusReportCounts(t *testing.T) {
 	}
 	if rep.MedianRadius != 2 || rep.MedianRadiusWhole != 1 || rep.Scored != 5 || rep.Certificate != 3 || rep.Body != 2 {
 		t.Errorf("report %+v, want medians 2 and 1 over 5 bytes, K = 3, L_h = 2", rep)
+	}
+	if w := (RadiusPoint{2.5, 0.4, 0, 0.2}); rep.AnySubstitution != w || rep.NearestBytes != 0.5 || rep.FarthestBytes != 2.5 {
+		t.Errorf("any substitution %+v between bytes %v to %v apart, want %+v between 0.5 and 2.5", rep.AnySubstitution, rep.NearestBytes, rep.FarthestBytes, w)
 	}
 	// positive radii 1, 2, 3, 4: the 1st percentile 1, the 99th 3 (rank floor(0.99 * 3) = 2)
 	if len(rep.Curve) != 3 || math.Abs(rep.Curve[0].R-1) > 1e-12 || math.Abs(rep.Curve[1].R-math.Sqrt(3)) > 1e-12 || math.Abs(rep.Curve[2].R-3) > 1e-12 {

@@ -342,6 +342,8 @@ func printRadius(w io.Writer, r *train.RadiusReport) {
 		fmt.Fprintf(w, "certified radius in the token norm of the input embeddings (K = %.4g, without the head %.4g): median %.4g per class, %.4g from K alone\n",
 			float64(r.Certificate), float64(r.Body), float64(r.MedianRadius), float64(r.MedianRadiusWhole))
 	}
+	fmt.Fprintf(w, "bytes' embeddings are %.4g to %.4g apart: certified whatever bytes of the window are replaced (R = %.4g): %.4f\n",
+		r.NearestBytes, r.FarthestBytes, r.FarthestBytes, r.AnySubstitution.Certified)
 	if len(r.Points) == 0 {
 		return
 	}

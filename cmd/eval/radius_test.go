@@ -71,7 +71,10 @@ func TestEvalRadius(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"certified radius in the token norm of the input embeddings", "median", "certified and right", "0.01 "} {
+	if !(r.NearestBytes > 0) || !(r.FarthestBytes > r.NearestBytes) || r.AnySubstitution.R != r.FarthestBytes {
+		t.Errorf("bytes %v to %v apart, any substitution %+v", r.NearestBytes, r.FarthestBytes, r.AnySubstitution)
+	}
+	for _, want := range []string{"certified radius in the token norm of the input embeddings", "median", "certified and right", "0.01 ", "whatever bytes of the window are replaced"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("output %q, want %q", text, want)
 		}
