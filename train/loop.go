@@ -209,7 +209,8 @@ func (t *trainer[T]) validate(step int) error {
 
 // finish ends a session that completed step steps: unless it was interrupted, the last
 // validation and the final scores; then the latest checkpoint of the final weights, when
-// they are finite, and with Run.Certify their certified Lipschitz constants.
+// they are finite, and with Run.Certify or a model bounded end to end their certified
+// Lipschitz constants.
 func (t *trainer[T]) finish(step int) error {
 	_ = t.bar.Finish() // as progress explains
 	if !t.sum.Interrupted {
@@ -227,7 +228,7 @@ func (t *trainer[T]) finish(step int) error {
 		return err
 	}
 	t.good = step
-	if t.Certify {
+	if t.Certify || t.Model.Cfg.LipK > 0 {
 		c, err := t.Model.Certificate()
 		if err != nil {
 			return fmt.Errorf("certificate of the final weights: %w", err)

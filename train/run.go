@@ -53,7 +53,7 @@ type Run struct {
 	Resume   *model.Checkpoint // the checkpoint to continue from, or nil
 	Log      *slog.Logger
 	Progress io.Writer // where a progress bar is drawn, or nil
-	Certify  bool      // add the certified Lipschitz constants of the final weights to the summary
+	Certify  bool      // add the certified Lipschitz constants of the final weights to the summary (always for a model with Cfg.LipK > 0)
 	// Restart starts a new run over the one in Out that stopped before its first
 	// checkpoint (ActRestart): Train removes its metrics log, under the lock.
 	Restart bool

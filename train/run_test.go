@@ -251,3 +251,33 @@ func TestElapsedTimeContinuesAcrossResume(t *testing.T) {
 		t.Errorf("summary seconds %v below the first session's %v", sum.Seconds, rows.Train[7].ElapsedS)
 	}
 }
+
+// TestSummaryCertifiesABoundedModel: the summary of a model bounded end to end holds its
+// certificate, at most K up to the power iterations, without Run.Certify; that of another
+// model only with it.
+func TestSummaryCertifiesABoundedModel(t *testing.T) {
+	c := smallCorpus(t)
+	cfg := model.Config{Arch: spec.InvertibleL2, Layers: 1, Heads: 2, Width: 16, Context: 16, Vocab: c.Vocab.Size(), Norm: spec.NoLN, LipC: 0.5,
+		Dtype: spec.Float32, Std: 0.02, EmbedStd: 1, LipK: 10}.WithCertifiedRecipe()
+	bounded, err := model.New(cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []struct {
+		m       *model.Model
+		certify bool
+		want    bool
+	}{{bounded, false, true}, {smallModel(t, c, spec.ContractiveL2, spec.Float32, 1), false, false}, {smallModel(t, c, spec.ContractiveL2, spec.Float32, 1), true, true}} {
+		run := &Run{Model: r.m, Corpus: c, Opt: smallOptions(6), Out: t.TempDir(), Log: quiet(), Certify: r.certify}
+		sum, err := run.Train(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := sum.Certificate != nil; got != r.want {
+			t.Fatalf("%s (lip-k %g), Certify %v: certificate %v, want one: %v", r.m.Cfg.Arch, r.m.Cfg.LipK, r.certify, sum.Certificate, r.want)
+		}
+		if r.m.Cfg.LipK > 0 && !(sum.Certificate.Tok2 > 0 && sum.Certificate.Tok2 < 10.5) {
+			t.Errorf("certified %v, want at most K = 10 up to the power iterations", sum.Certificate.Tok2)
+		}
+	}
+}

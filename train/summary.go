@@ -75,7 +75,7 @@ type Summary struct {
 	NonFinite    bool               `json:"non_finite"` // stopped at a non-finite loss, gradient, validation loss or weight
 	Stability    StabilitySummary   `json:"stability"`
 	EvalProtocol string             `json:"eval_protocol"`
-	Certificate  *model.Certificate `json:"certificate,omitempty"` // certified Lipschitz constants of the final weights, with Run.Certify
+	Certificate  *model.Certificate `json:"certificate,omitempty"` // certified Lipschitz constants of the final weights, with Run.Certify or Model.LipK
 }
 
 // UnmarshalJSON reads a summary; a Figure absent from b is NaN, not measured.

@@ -3,11 +3,15 @@
 // layer in turn and without all of them, and prints the table. With -ngram N it also
 // scores byte n-gram baselines (package ngram: interpolated Kneser-Ney models of orders
 // 2, 3 and N, or 1 to N with -ngram-all) trained on the corpus's train split; with -data
-// and no -ckpt it scores only those.
+// and no -ckpt it scores only those. With -radius R (and -radius-curve N) it also reports
+// the fraction of the scored bytes whose top-1 byte is certified not to change under any
+// perturbation of the input embeddings of token norm at most R, and the median certified
+// radius (docs/math.md, "What the certificate buys").
 //
 //	go run ./cmd/eval -ckpt out/run -split test
 //	go run ./cmd/eval -ckpt out/run -split valid -ablate attention
 //	go run ./cmd/eval -ckpt out/run -ngram 5
+//	go run ./cmd/eval -ckpt out/run -split valid -radius 0.01,0.1,1 -radius-curve 40 -json
 //	go run ./cmd/eval -data shakespeare -ngram 5 -ngram-all
 package main
 
@@ -23,6 +27,8 @@ import (
 	"os/signal"
 	"text/tabwriter"
 	"time"
+
+	"github.com/schollz/progressbar/v3"
 
 	"lipformer/data"
 	"lipformer/internal/cli"
@@ -60,6 +66,9 @@ type result struct {
 	Ablation []train.AblationRow `json:"ablation,omitempty"`
 	// Baselines are the bpc of -ngram's n-gram models on the same split.
 	Baselines []ngram.Result `json:"baselines,omitempty"`
+	// Radius is what the certificate guarantees about the top-1 bytes (-radius,
+	// -radius-curve).
+	Radius *train.RadiusReport `json:"radius,omitempty"`
 }
 
 // baselineResult is the -json output with -data and -ngram but no -ckpt.
@@ -83,6 +92,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	ngramN := fs.Int("ngram", 0, "also score n-gram baselines of orders 2, 3 and `N` (1 to 8), trained on the corpus's train split; 0: none. With -data and no -ckpt, only these (a file corpus then has the default split 0.9,0.05,0.05)")
 	stride := fs.Int("stride", 0, "advance the evaluation windows of the context T by `S` bytes and score only the bytes no earlier window scored, each after at least T-S+1 bytes of context (1: the sliding window of published enwik8 numbers, at T times the cost); 0: S = T, consecutive windows")
 	ngramAll := fs.Bool("ngram-all", false, "with -ngram N, score every order from 1 to N")
+	radiusFlag := fs.String("radius", "", "comma-separated radii `R`: report the fraction of the scored bytes whose top-1 byte is certified not to change under any perturbation of the input embeddings of token norm at most R, and the median certified radius (a second pass over the split)")
+	curve := fs.Int("radius-curve", 0, "also report the certified fraction at `N` radii spaced evenly in log R across the certified radii met, for plot -radius (0: none)")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -96,12 +107,26 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("-ngram-all needs -ngram N, the highest order")
 	}
 	orders := baselineOrders(*ngramN, *ngramAll)
+	var radii []float64
+	if *radiusFlag != "" {
+		var err error
+		if radii, err = cli.PositiveFloats("-radius", *radiusFlag); err != nil {
+			return err
+		}
+	}
+	if *curve < 0 {
+		return fmt.Errorf("-radius-curve %d, want >= 0 (0: no curve)", *curve)
+	}
+	certify := radii != nil || *curve > 0
 	if *ckpt == "" && *dataSpec != "" {
 		if *ngramN == 0 {
 			return fmt.Errorf("-data without -ckpt scores only the n-gram baselines: give -ngram N, or -ckpt")
 		}
 		if *ablate != "" {
 			return fmt.Errorf("-ablate needs -ckpt")
+		}
+		if certify {
+			return fmt.Errorf("-radius and -radius-curve need -ckpt")
 		}
 		return runBaselines(ctx, *dataSpec, *dataDir, *split, orders, *asJSON, stdout, cli.Logger(stderr))
 	}
@@ -113,6 +138,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if *stride > 0 && *ablate != "" {
 		return fmt.Errorf("-stride %d with -ablate: the ablation scores consecutive windows only", *stride)
+	}
+	if certify && *ablate != "" {
+		return fmt.Errorf("-radius and -radius-curve with -ablate: the radii are those of the intact model; evaluate it apart")
 	}
 	path, err := cli.CheckpointPath(*ckpt)
 	if err != nil {
@@ -168,6 +196,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	res.BPC = train.BPC(res.Loss)
+	if certify {
+		if res.Radius, err = certifiedRadii(m, tokens, *batch, res.Stride, radii, *curve, stderr); err != nil {
+			return err
+		}
+	}
 	if len(orders) > 0 {
 		if res.Baselines, err = baselines(corpus, text, orders, cli.Logger(stderr)); err != nil {
 			return err
@@ -186,6 +219,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if res.Baselines != nil {
 		printBaselines(stdout, corpus.Name, *split, res.Baselines, res.Bytes)
+	}
+	if res.Radius != nil {
+		printRadius(stdout, res.Radius)
 	}
 	return nil
 }
@@ -260,6 +296,61 @@ func printAblation(w io.Writer, rows []train.AblationRow) {
 	fmt.Fprintln(tw, "layers\tbpc\tdelta\t")
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%s\t%.4f\t%+.4f\t\n", r.Layers, r.BPC, r.Delta)
+	}
+	tw.Flush()
+}
+
+// certifiedRadii runs m over the windows of tokens again and reports the certified radii of
+// its top-1 bytes at the radii asked for and along a curve of curve points, with a progress
+// bar on stderr when it is a terminal.
+func certifiedRadii(m *model.Model, tokens []uint8, batch, stride int, radii []float64, curve int, stderr io.Writer) (*train.RadiusReport, error) {
+	b, err := m.RadiusBound()
+	if err != nil {
+		return nil, err
+	}
+	p, err := m.NewProgram(model.Sample, batch)
+	if err != nil {
+		return nil, err
+	}
+	defer p.Close()
+	var bar *progressbar.ProgressBar
+	r, err := train.CertifiedRadii(p, tokens, stride, b, func(done, total int) {
+		if done == 1 {
+			bar = cli.Bar(stderr, total, "certified radii")
+		}
+		if bar != nil {
+			_ = bar.Set(done)
+		}
+	})
+	if bar != nil {
+		_ = bar.Finish()
+		fmt.Fprintln(stderr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	rep := r.Report(radii, curve)
+	return &rep, nil
+}
+
+// printRadius writes the certified radii: the certificate behind them, the medians, and
+// the table of certified fractions at the radii asked for.
+func printRadius(w io.Writer, r *train.RadiusReport) {
+	if r.Unbounded != "" {
+		fmt.Fprintf(w, "certified radius: 0 at every byte: the certificate is infinite (%s)\n", r.Unbounded)
+	} else {
+		fmt.Fprintf(w, "certified radius in the token norm of the input embeddings (K = %.4g, without the head %.4g): median %.4g per class, %.4g from K alone\n",
+			float64(r.Certificate), float64(r.Body), float64(r.MedianRadius), float64(r.MedianRadiusWhole))
+	}
+	fmt.Fprintf(w, "bytes' embeddings are %.4g to %.4g apart: certified whatever bytes of the window are replaced (R = %.4g): %.4f\n",
+		r.NearestBytes, r.FarthestBytes, r.FarthestBytes, r.AnySubstitution.Certified)
+	if len(r.Points) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "R\tcertified\tcertified and right\tcertified from K alone\t")
+	for _, p := range r.Points {
+		fmt.Fprintf(tw, "%.4g\t%.4f\t%.4f\t%.4f\t\n", p.R, p.Certified, p.CertifiedCorrect, p.CertifiedWhole)
 	}
 	tw.Flush()
 }

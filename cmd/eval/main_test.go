@@ -78,13 +78,20 @@ func TestEvalRejectsBadArguments(t *testing.T) {
 // text and returns its run directory.
 func trainedRun(t *testing.T, layers, steps int) string {
 	t.Helper()
+	return trainedRunOf(t, model.Config{Arch: spec.ContractiveL2, Layers: layers, Heads: 2, Width: 16, Context: 16, Norm: spec.PreLN, LipC: 0.9, Dtype: spec.Float32, Std: 0.02}, steps)
+}
+
+// trainedRunOf trains a model of config cfg (its vocabulary the text's) for a few steps on a
+// short text and returns its run directory.
+func trainedRunOf(t *testing.T, cfg model.Config, steps int) string {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "text.txt")
 	os.WriteFile(path, []byte(strings.Repeat("Call me Ishmael. Some years ago, never mind how long. ", 60)), 0o644)
 	c, err := data.Load(context.Background(), path, data.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := model.Config{Arch: spec.ContractiveL2, Layers: layers, Heads: 2, Width: 16, Context: 16, Vocab: c.Vocab.Size(), Norm: spec.PreLN, LipC: 0.9, Dtype: spec.Float32, Std: 0.02}
+	cfg.Vocab = c.Vocab.Size()
 	m, err := model.New(cfg, 1)
 	if err != nil {
 		t.Fatal(err)

@@ -32,8 +32,6 @@ import (
 	"math"
 	"os"
 	"os/signal"
-	"strconv"
-	"strings"
 
 	"lipformer/flow"
 	"lipformer/internal/cli"
@@ -85,12 +83,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	if err := cli.Parse(fs, args); err != nil {
 		return nil, err
 	}
-	for _, s := range strings.Split(*spreads, ",") {
-		v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-		if err != nil || !(v > 0) || math.IsInf(v, 1) {
-			return nil, fmt.Errorf("-spread: %q is not a finite positive number", s)
-		}
-		c.spreads = append(c.spreads, v)
+	var err error
+	if c.spreads, err = cli.PositiveFloats("-spread", *spreads); err != nil {
+		return nil, err
 	}
 	return c, c.check()
 }

@@ -129,7 +129,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.plotPath, "plot", "", "plot the bounds to this .png or .svg file: against N, or against R when there are several radii")
 	fs.StringVar(&c.records, "records", "", "instead of searching, read the JSON records of earlier -json runs from this file (concatenated) and write their table, CSV and plot")
 	fs.StringVar(&c.ckpt, "ckpt", "", "instead of the experiment, certify a trained model: a run directory or checkpoint file")
-	fs.IntVar(&c.whole, "whole", 1, "with -ckpt: search the whole model for a lower bound on its token-norm constant on this many random windows (about 7 x 90 runs of the model each), and print the looseness certified / lower (0: no search)")
+	fs.IntVar(&c.whole, "whole", 1, "with -ckpt: search the whole model for a lower bound on its token-norm constant on this many random windows (about 7 x 90 runs of the model each), and print the looseness certified / lower, whole_lower and whole_looseness with -json (0: no search)")
 	fs.IntVar(&c.searchN, "search-n", 0, "with -ckpt: search every tied L2 attention layer for lower bounds on sequences of this many tokens, with -inits starts of -steps steps, and print the looseness certified / lower (0: no search)")
 	if err := cli.Parse(fs, args); err != nil {
 		return nil, err

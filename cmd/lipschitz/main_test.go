@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -146,7 +147,10 @@ func TestCertifyCheckpoint(t *testing.T) {
 	}
 	stdout, _ := mustRun(t, "-ckpt", out, "-json", "-search-n", "4", "-inits", "2", "-steps", "10")
 	var cert struct {
-		Inf       *float64 `json:"product_inf"`
+		Inf       *float64                `json:"product_inf"`
+		Tok2      float64                 `json:"product_tok2"`
+		Whole     *struct{ Best float64 } `json:"whole_lower"`
+		Looseness float64                 `json:"whole_looseness"`
 		Factors   []struct{ Name string }
 		Attention []struct {
 			Lower *struct{ Inf, Token2 float64 }
@@ -157,6 +161,9 @@ func TestCertifyCheckpoint(t *testing.T) {
 	}
 	if len(cert.Factors) != 4 || cert.Inf == nil || len(cert.Attention) != 1 || cert.Attention[0].Lower == nil {
 		t.Fatalf("certificate %s", stdout)
+	}
+	if cert.Whole == nil || !(cert.Whole.Best > 0) || cert.Whole.Best > cert.Tok2 || math.Abs(cert.Looseness-cert.Tok2/cert.Whole.Best) > 1e-9*cert.Looseness {
+		t.Errorf("whole model: lower bound %+v, looseness %v, certified %v; want the ratio certified / lower", cert.Whole, cert.Looseness, cert.Tok2)
 	}
 	if stdout, _ = mustRun(t, "-ckpt", out, "-search-n", "4", "-inits", "1", "-steps", "5"); !strings.Contains(stdout, "token2 looseness") {
 		t.Errorf("table:\n%s", stdout)

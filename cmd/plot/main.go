@@ -10,6 +10,11 @@
 //	go run ./cmd/plot -runs out/dp,out/l2 -metric val_bpc -out val.png
 //	go run ./cmd/plot -runs 'out/sweep/*-L12-*' -metric train_bpc -smooth 20 -x tokens -out train.svg
 //	go run ./cmd/plot -runs out/sweep/dp-L12-pre-s1 -metric grad_norm -logy -out grad.png
+//
+// With -radius it instead draws, from the JSON that eval -radius -radius-curve -json
+// writes, the fraction of the scored bytes certified at radius R against R.
+//
+//	go run ./cmd/plot -radius k10.json,k100.json -out radius.png
 package main
 
 import (
@@ -49,8 +54,15 @@ func run(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("out", "curves.png", "output file; its extension picks the format: "+strings.Join(plotting.Formats(), ", "))
 	title := fs.String("title", "", "chart title (default: the metric)")
 	baselines := fs.Bool("baselines", true, "with a bpc metric, draw the byte n-gram baselines (test split bpc) of the first run whose summary has them as horizontal lines (-baselines=false: none)")
+	radius := fs.String("radius", "", "instead of runs: comma-separated files of eval -radius -radius-curve -json output; draw the certified fraction against the radius")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
+	}
+	if *radius != "" {
+		if *runsFlag != "" {
+			return fmt.Errorf("-radius draws eval's output, -runs training curves: give one")
+		}
+		return plotRadius(*radius, *title, *out, stdout)
 	}
 	q, xLabel, err := parseQuery(*metricName, *axis, *smooth)
 	if err != nil {

@@ -101,7 +101,7 @@ func runOn(ctx context.Context, comm dist.Comm, args []string, stdout, stderr io
 	resume := fs.String("resume", "", "continue the run in this directory")
 	asJSON := fs.Bool("json", false, "print the summary as JSON on stdout")
 	sampleLen := fs.Int("sample", 300, "bytes to sample from the final model (0: none)")
-	certify := fs.Bool("certify", false, "add the certified Lipschitz constants of the final weights to the summary (see cmd/lipschitz -ckpt)")
+	certify := fs.Bool("certify", false, "add the certified Lipschitz constants of the final weights to the summary (see cmd/lipschitz -ckpt); always for a model bounded end to end (-lip-k)")
 	trainflags.AddConfig(fs)
 	if err := trainflags.ApplyConfig(fs, args); err != nil {
 		return err

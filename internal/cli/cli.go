@@ -155,6 +155,20 @@ func Ints(flag, s string) ([]int, error) {
 	return out, nil
 }
 
+// PositiveFloats parses a comma-separated list of finite positive numbers given to the
+// named flag.
+func PositiveFloats(flag, s string) ([]float64, error) {
+	var out []float64
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || !(v > 0) || math.IsInf(v, 1) {
+			return nil, fmt.Errorf("%s: %q is not a finite positive number", flag, f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
 // Bar is a progress bar over n items named desc, drawn on w when Progress would draw on
 // it; nil otherwise.
 func Bar(w io.Writer, n int, desc string) *progressbar.ProgressBar {

@@ -31,6 +31,9 @@ type Certification struct {
 	// Whole is a searched lower bound of the whole model in the token norm
 	// (model.Model.LowerBound), or nil without the search.
 	Whole *model.WholeLower `json:"whole_lower,omitempty"`
+	// WholeLooseness is the certified token-norm constant over Whole's lower bound: absent
+	// without the search, null when the certificate is infinite or the bound found is 0.
+	WholeLooseness model.Bound `json:"whole_looseness,omitempty"`
 	// N is the number of tokens of the searches, 0 without.
 	N int `json:"-"`
 	// Cfg is the model's configuration: which sub-blocks' branches are held to its c.
@@ -57,6 +60,7 @@ func Certify(m *model.Model, n int, o search.Options, whole int, progress func(d
 		if c.Whole, err = m.LowerBound(whole, wholeIters, o.Seed); err != nil {
 			return nil, err
 		}
+		c.WholeLooseness = cert.Tok2 / model.Bound(c.Whole.Best)
 	}
 	return c, nil
 }
