@@ -15,7 +15,7 @@ func Embed(m *model.Model, ids []int) ([]float64, error) {
 	if len(ids) == 0 || len(ids)%t != 0 {
 		return nil, fmt.Errorf("flow: %d token ids, want a positive multiple of the context %d", len(ids), t)
 	}
-	tok, pos := m.Tok.W.Float64s(), m.Pos.W.Float64s()
+	tok, pos := m.Tok.Rows(), m.Pos.W.Float64s()
 	x := make([]float64, len(ids)*d)
 	for r, id := range ids {
 		if id < 0 || id >= m.Cfg.Vocab {

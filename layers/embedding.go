@@ -2,11 +2,13 @@ package layers
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"lipformer/kernel"
 	"lipformer/lipschitz"
 	"lipformer/ops"
 )
@@ -14,6 +16,10 @@ import (
 // Embedding maps integer ids to rows of a table W (V, D).
 type Embedding struct {
 	W *Param // (V, D)
+	// Radius > 0 centres every row and projects it onto the ball of that radius before the
+	// look-up (ops.BallNorm at a fixed radius), so that no two rows are more than 2 Radius
+	// apart (docs/math.md, "The certified logit range"); 0 looks up the rows as they are.
+	Radius float64
 }
 
 // NewEmbedding makes a table of n rows of width d drawn from N(0, std^2).
@@ -28,8 +34,38 @@ func (e *Embedding) Forward(g *Graph, ids *G.Node) (*G.Node, error) {
 	if ids.Dtype() != tensor.Int || !ids.Shape().IsVectorLike() {
 		return nil, fmt.Errorf("%s: ids %v of %v, want an Int vector", e.W.Name, ids.Shape(), ids.Dtype())
 	}
-	return ops.Embed(g.Node(e.W), ids)
+	table, err := e.table(g)
+	if err != nil {
+		return nil, err
+	}
+	return ops.Embed(table, ids)
 }
+
+// table adds to g the table the look-up reads (V, D): W, or W's rows centred and projected
+// onto the ball of radius Radius.
+func (e *Embedding) table(g *Graph) (*G.Node, error) {
+	w := g.Node(e.W)
+	if e.Radius == 0 {
+		return w, nil
+	}
+	s := newBuffer(e.W.Name+".logradius", e.W.Value.Dtype(), 1) // (1), a constant of the graph
+	s.setFloat64s([]float64{math.Log(e.Radius / math.Sqrt(float64(e.width())))})
+	return ops.BallNorm(w, g.BufferNode(s))
+}
+
+// Rows returns a copy of the table the look-up reads, (V, D) row-major, in float64.
+func (e *Embedding) Rows() []float64 {
+	w := e.W.Float64s()
+	if e.Radius == 0 {
+		return w
+	}
+	rows := make([]float64, len(w))
+	kernel.BallNormRows(rows, w, e.width(), e.Radius)
+	return rows
+}
+
+// width is D.
+func (e *Embedding) width() int { return e.W.Value.Shape()[1] }
 
 // Positions returns the learned position embedding of a batch: rows 0..T-1 of the table,
 // repeated for each of the B sequences, (B*T, D). T may not exceed the table's length.

@@ -1,6 +1,7 @@
 package layers
 
 import (
+	"math"
 	"testing"
 
 	G "gorgonia.org/gorgonia"
@@ -85,5 +86,58 @@ func TestUnembedForwardGradientAndBounds(t *testing.T) {
 	}
 	if got := e.UnembedLipschitz2(); got < 5.11 || got > 5.12 { // sigma_max = 5.1167...
 		t.Errorf("2-norm constant %v, want 5.1167", got)
+	}
+}
+
+// TestEmbeddingInABallGatherAndGradient: with a radius, the look-up reads each row centred
+// and projected onto the ball (rows outside land on its sphere, rows inside stay), matches
+// the gradient of central differences, and Rows returns the table it reads.
+func TestEmbeddingInABallGatherAndGradient(t *testing.T) {
+	e := NewEmbedding("emb", 5, 3, 1, tensor.Float64, rng(4))
+	e.Radius = 1.2
+	w := e.W.Value.Data().([]float64)
+	copy(w[6:9], []float64{0.1, -0.2, 0.3}) // row 2 inside the ball
+	ids := []int{4, 0, 2, 2}
+	idt := tensor.New(tensor.WithShape(4), tensor.WithBacking(ids))
+	res, err := gradcheck.Check(func(eg *G.ExprGraph, in []*G.Node) (*G.Node, error) {
+		g := wrap(eg, 1, 4)
+		g.Bind(e.W, in[0])
+		return e.Forward(g, in[1])
+	}, []gradcheck.Input{{Name: "w", Value: e.W.Value}, {Name: "ids", Value: idt, NoGrad: true}}, 3, 1e-5)
+	if err != nil || res.Max > 1e-6 {
+		t.Fatalf("gradient: %v, %v", res, err)
+	}
+	want := make([][]float64, 5) // plain Go: centre, then scale to the radius when outside
+	for r := range want {
+		row := append([]float64(nil), w[r*3:(r+1)*3]...)
+		mean := (row[0] + row[1] + row[2]) / 3
+		var n float64
+		for k := range row {
+			row[k] -= mean
+			n += row[k] * row[k]
+		}
+		if n = math.Sqrt(n); n > e.Radius {
+			for k := range row {
+				row[k] *= e.Radius / n
+			}
+		}
+		want[r] = row
+	}
+	g, _ := NewGraph(tensor.Float64, 1, 4, false)
+	y, err := e.Forward(g, G.NodeFromAny(g.G, idt, G.WithName("ids")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := G.NewTapeMachine(g.G)
+	defer m.Close()
+	if err := m.RunAll(); err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range rowsOf(y.Value().(*tensor.Dense)) {
+		assertRows(t, "embedding in a ball", [][]float64{r}, [][]float64{want[ids[i]]}, 1e-12)
+	}
+	rows := e.Rows()
+	for r := range want {
+		assertRows(t, "Rows", [][]float64{rows[r*3 : (r+1)*3]}, [][]float64{want[r]}, 1e-12)
 	}
 }

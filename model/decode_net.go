@@ -67,7 +67,7 @@ func newDecoder[T kernel.Float](m *Model, b int) (*decoder[T], error) {
 	t, d, f := c.Context, c.Width, c.HiddenWidth()
 	bt := b * t
 	dec := &decoder[T]{cfg: c, norm: norm, b: b, heads: c.Heads, width: d, hd: d / c.Heads, hidden: f,
-		tok: paramData[T](m.Tok.W), pos: paramData[T](m.Pos.W), blocks: blocks, lnf: finalWeightsOf[T](m.Final),
+		tok: tableData[T](m.Tok), pos: paramData[T](m.Pos.W), blocks: blocks, lnf: finalWeightsOf[T](m.Final),
 		x: make([]T, bt*d), in: make([]T, bt*d), concat: make([]T, bt*d), y: make([]T, bt*d),
 		hid: make([]T, bt*f), act: make([]T, bt*f), proj: make([]T, bt*3*d),
 		last: make([]T, b*d), logits: make([]T, b*c.Vocab)}

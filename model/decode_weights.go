@@ -221,3 +221,14 @@ func concatColumns[T kernel.Float](ns G.Nodes) []T {
 
 // paramData copies a parameter's values.
 func paramData[T kernel.Float](p *layers.Param) []T { return append([]T(nil), p.Value.Data().([]T)...) }
+
+// tableData is a copy of the table e's look-up reads (V, D): its weights, or their rows
+// projected onto its ball.
+func tableData[T kernel.Float](e *layers.Embedding) []T {
+	if e.Radius == 0 {
+		return paramData[T](e.W)
+	}
+	w := paramData[T](e.W)
+	kernel.BallNormRows(w, append([]T(nil), w...), e.W.Value.Shape()[1], e.Radius)
+	return w
+}

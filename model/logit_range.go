@@ -11,7 +11,7 @@ import (
 // of two texts of the same length, whose position vectors cancel (docs/math.md, "The
 // certified logit range").
 func (m *Model) TokenDiameter() float64 {
-	w := m.Tok.W.Float64s() // (V, D)
+	w := m.Tok.Rows() // (V, D)
 	v, d := m.Cfg.Vocab, m.Cfg.Width
 	diff := make([]float64, d)
 	var diam float64

@@ -27,11 +27,13 @@ func TestTokenDiameterIsTheFarthestPair(t *testing.T) {
 // TestLogitRangeBoundsEveryPairOfTexts: for models bounded end to end and an unbounded
 // invertible one, no two random texts of the context's length have logits farther apart at
 // any position than the certified logit range, and the range is the token-norm product
-// times the diameter.
+// times the diameter; with the embeddings held in a ball of radius r, the range is at most
+// 2 r K.
 func TestLogitRangeBoundsEveryPairOfTexts(t *testing.T) {
-	for _, k := range []float64{0, 1, 10} {
+	for _, c := range []struct{ k, r float64 }{{0, 0}, {1, 0}, {10, 0}, {10, 0.2}} {
+		k := c.k
 		cfg := Config{Arch: spec.InvertibleL2, Layers: 2, Heads: 2, Width: 4, Context: 4, Vocab: 5, Norm: spec.NoLN, LipC: 0.9,
-			Dtype: spec.Float64, Std: 0.5, LipK: k}.WithCertifiedRecipe()
+			Dtype: spec.Float64, Std: 0.5, LipK: k, EmbedRadius: c.r}.WithCertifiedRecipe()
 		m, err := New(cfg, 3)
 		if err != nil {
 			t.Fatal(err)
@@ -45,12 +47,15 @@ func TestLogitRangeBoundsEveryPairOfTexts(t *testing.T) {
 		if got := float64(cert.LogitRange); math.Abs(got-want) > 1e-12*want || !(got > 0) {
 			t.Fatalf("K = %g: logit range %v, want %v", k, got, want)
 		}
+		if d := m.TokenDiameter(); c.r > 0 && (d > 2*c.r*(1+1e-12) || float64(cert.LogitRange) > 2*c.r*k*(1+1e-6)) {
+			t.Fatalf("embeddings in a ball of radius %g: diameter %v, logit range %v, want at most %g and %g", c.r, d, cert.LogitRange, 2*c.r, 2*c.r*k)
+		}
 		em, err := newEmbeddedMap(m)
 		if err != nil {
 			t.Fatal(err)
 		}
 		T, D, V := cfg.Context, cfg.Width, cfg.Vocab
-		tok, pos := m.Tok.W.Float64s(), m.Pos.W.Float64s()
+		tok, pos := m.Tok.Rows(), m.Pos.W.Float64s()
 		embed := func(ids []int) []float64 {
 			x := make([]float64, T*D)
 			for p, id := range ids {
@@ -173,7 +178,7 @@ func logitsAndCertificate(t *testing.T, m *Model, ids []int) ([]float64, *Certif
 	}
 	defer em.vm.Close()
 	T, D := m.Cfg.Context, m.Cfg.Width
-	tok, pos := m.Tok.W.Float64s(), m.Pos.W.Float64s()
+	tok, pos := m.Tok.Rows(), m.Pos.W.Float64s()
 	x := make([]float64, T*D)
 	for p, id := range ids {
 		for j := range D {

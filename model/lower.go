@@ -55,7 +55,7 @@ func (m *Model) LowerBound(windows, iters int, seed uint64) (*WholeLower, error)
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x6c6f776572)) // "lower"
 	out := &WholeLower{Windows: windows}
-	tok, pos := m64.Tok.W.Float64s(), m64.Pos.W.Float64s()
+	tok, pos := m64.Tok.Rows(), m64.Pos.W.Float64s()
 	for range windows {
 		x := make([]float64, T*D) // (T, D)
 		for p := range T {

@@ -41,6 +41,7 @@ func New(cfg Config, seed uint64) (*Model, error) {
 		Tok: layers.NewEmbedding("tok", cfg.Vocab, cfg.Width, cfg.EffectiveEmbedStd(), dt, rng),
 		Pos: layers.NewEmbedding("pos", cfg.Context, cfg.Width, cfg.EffectiveEmbedStd(), dt, rng),
 	}
+	m.Tok.Radius = cfg.EmbedRadius
 	if cfg.LipK > 0 {
 		ball, err := layers.NewBallNorm("lnf", cfg.Width, cfg.EffectiveBallRadius(), dt)
 		if err != nil {

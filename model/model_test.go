@@ -97,6 +97,9 @@ func variants() []variant {
 	c = tiny("invertible-l2").WithCertifiedRecipe()
 	c.LipK, c.Norm, c.BallRadius = 10, spec.BallPre, 0.3
 	vs = append(vs, variant{"invertible-l2-lip-k-ball", c})
+	c = tiny("invertible-l2").WithCertifiedRecipe()
+	c.LipK, c.EmbedRadius = 10, 0.05 // below an embedded token's typical norm, so the ball bites
+	vs = append(vs, variant{"invertible-l2-lip-k-embed-radius", c})
 	for _, arch := range []string{"dp", "contractive-l2", "invertible-l2"} {
 		c := tiny(arch).WithCertifiedRecipe()
 		c.Norm, c.BallRadius = spec.BallPre, 0.3 // radius 0.85, below an embedded token's typical 0.3 sqrt(2D) = 1.2

@@ -62,7 +62,7 @@ func (m *Model) RadiusBound() (*RadiusBound, error) {
 // (0 and 0 for a vocabulary of one byte).
 func (m *Model) byteDistances() (nearest, farthest float64) {
 	V, D := m.Cfg.Vocab, m.Cfg.Width
-	e := m.Tok.W.Float64s() // (V, D)
+	e := m.Tok.Rows() // (V, D)
 	nearest = math.Inf(1)
 	for a := range V {
 		for c := a + 1; c < V; c++ {

@@ -55,6 +55,11 @@ type Model struct {
 	// "A model certified end to end"): invertible-l2 under the token2 bound, its final
 	// LayerNorm a ball norm, its untied head spectrally normalised to HeadGain. 0: no bound.
 	LipK float64 `json:"lip_k,omitempty"`
+	// EmbedRadius > 0 holds every token embedding in the ball of that radius (absolute
+	// units; layers.Embedding.Radius), so that two texts' embedded inputs are at most 2
+	// EmbedRadius apart in the token norm and LipK bounds the logit range by 2 EmbedRadius
+	// LipK (docs/math.md, "The certified logit range"). Only with LipK; 0: free embeddings.
+	EmbedRadius float64 `json:"embed_radius,omitempty"`
 }
 
 // Default is a small pre-LN L2 model: 4 layers, 4 heads, width 128, context 64.
@@ -135,6 +140,12 @@ func (m Model) Validate() error {
 	if m.LipK > 0 && (m.Arch != InvertibleL2 || m.L2Bound != ops.BoundTok2 || m.Tie) {
 		bad("lip_k with arch %v, l2_bound %v and tie %t: a model bounded end to end is invertible-l2 under the token2 bound with an untied head", m.Arch, m.L2Bound, m.Tie)
 	}
+	if !(m.EmbedRadius >= 0) || math.IsInf(m.EmbedRadius, 0) {
+		bad("embed_radius %g, want finite and >= 0 (0: none)", m.EmbedRadius)
+	}
+	if m.EmbedRadius > 0 && !(m.LipK > 0) {
+		bad("embed_radius without lip_k: the radius gives a bounded model's constant its units")
+	}
 	if !(m.Std > 0) {
 		bad("init_std %g, want > 0", m.Std)
 	}
@@ -196,7 +207,7 @@ const RecipeMLPGain = 256
 // architecture: balance_l2, l2_temp and l2_pos_bias only tied L2 attention, l2_bound only
 // contractive tied L2 attention, lip_c only contractive and invertible architectures,
 // mlp_gain only invertible ones, ball_radius only norm ball, lip_k only invertible-l2,
-// every other key always.
+// embed_radius only a model with lip_k, every other key always.
 func (m Model) Uses(key string) bool {
 	switch key {
 	case "balance_l2", "l2_temp", "l2_pos_bias":
@@ -211,6 +222,8 @@ func (m Model) Uses(key string) bool {
 		return m.Norm == BallPre || m.LipK > 0
 	case "lip_k":
 		return m.Arch == InvertibleL2
+	case "embed_radius":
+		return m.LipK > 0
 	}
 	return true
 }

@@ -62,6 +62,7 @@ func Add(fs *flag.FlagSet, cfg *model.Config, opt *train.Options, skip ...string
 	boolean(&cfg.L2PosBias, "l2-pos-bias", cfg.L2PosBias, "tied L2 attention learns a bias of its logits per head and relative position (contractive: needs -l2-bound token2)")
 	real(&cfg.MLPGain, "mlp-gain", cfg.MLPGain, "invertible MLP branches learn a scalar input gain starting at this value, which leaves their Lipschitz constant unchanged (0: none)")
 	real(&cfg.BallRadius, "ball-radius", cfg.BallRadius, "initial radius of -norm ball's ball norms, in units of sqrt(width) (0: the embeddings' initial scale, so that tokens start on the ball's sphere)")
+	real(&cfg.EmbedRadius, "embed-radius", cfg.EmbedRadius, "with -lip-k: hold every token embedding in the ball of this radius, so that the certified logit range is at most 2 x radius x K (docs/math.md; 0: free embeddings)")
 	real(&cfg.LipK, "lip-k", cfg.LipK, "bound the whole model, from the input embeddings to the logits, by this Lipschitz constant in the token norm: invertible-l2 with a ball norm for the final LayerNorm and a spectrally normalised head (docs/math.md; 0: no bound)")
 	real(&cfg.EmbedStd, "embed-std", cfg.EmbedStd, "initial scale of the token and position embeddings, the residual stream's scale at initialisation (0: the weights' init std)")
 	text(&cfg.Dtype, "dtype", cfg.Dtype, "float32 or float64")
