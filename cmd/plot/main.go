@@ -54,9 +54,17 @@ func run(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("out", "curves.png", "output file; its extension picks the format: "+strings.Join(plotting.Formats(), ", "))
 	title := fs.String("title", "", "chart title (default: the metric)")
 	baselines := fs.Bool("baselines", true, "with a bpc metric, draw the byte n-gram baselines (test split bpc) of the first run whose summary has them as horizontal lines (-baselines=false: none)")
+	against := fs.String("against", "", "instead of curves: draw -metric (final_val_bpc, final_val_acc, test_bpc, test_acc) of the finished runs in -summaries against lip_k or logit_range, on a log axis")
+	summaries := fs.String("summaries", "", "with -against: comma-separated summary files (a run's summary.json or a copy)")
 	radius := fs.String("radius", "", "instead of runs: comma-separated files of eval -radius -radius-curve -json output; draw the certified fraction against the radius")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
+	}
+	if *against != "" {
+		if *runsFlag != "" || *radius != "" {
+			return fmt.Errorf("-against draws -summaries; -runs and -radius are other plots: give one")
+		}
+		return plotAgainst(*summaries, *against, *metricName, *title, *out, stdout)
 	}
 	if *radius != "" {
 		if *runsFlag != "" {
