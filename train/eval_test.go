@@ -1,6 +1,7 @@
 package train
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -59,14 +60,14 @@ func TestEvaluateStridedIsExact(t *testing.T) {
 			}
 		}
 		want /= float64(len(tokens) - 1)
-		got, n, err := EvaluateStrided(p, tokens, S)
+		got, n, err := EvaluateStrided(context.Background(), p, tokens, S)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if n != len(tokens)-1 || math.Abs(got-want) > 1e-12 {
 			t.Errorf("stride %d: loss %.15g over %d bytes, the decoder's %.15g over %d", S, got, n, want, len(tokens)-1)
 		}
-		s, err := EvaluateScore(p, tokens, S)
+		s, err := EvaluateScore(context.Background(), p, tokens, S)
 		if err != nil {
 			t.Fatal(err)
 		}

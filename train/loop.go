@@ -34,7 +34,7 @@ func train[T Float](ctx context.Context, r *Run) (_ *Summary, err error) {
 	step, err := t.steps(ctx)
 	t.timing(step)
 	if err == nil {
-		err = t.finish(step)
+		err = t.finish(ctx, step)
 	}
 	switch {
 	case errors.Is(err, ErrNonFinite):
@@ -96,8 +96,8 @@ func (t *trainer[T]) steps(ctx context.Context) (int, error) {
 			return done, err
 		}
 		if done%t.Opt.EvalEvery == 0 && done < t.Opt.Steps {
-			if err := t.validate(done); err != nil {
-				return done, err
+			if err := t.validate(ctx, done); err != nil {
+				return done, t.stopped(ctx, err, "a validation", done)
 			}
 		}
 	}
@@ -116,6 +116,19 @@ func (t *trainer[T]) interrupt(ctx context.Context, step int) (bool, error) {
 		t.Log.Info("interrupted: saving a checkpoint", "step", step)
 	}
 	return stop, nil
+}
+
+// stopped is err, unless it is ctx's cancellation, which interrupted the evaluation
+// called what: then the summary records the interrupt and stopped returns nil, so that
+// the session ends as at an interrupt between steps (the checkpoint of the weights so far
+// is saved).
+func (t *trainer[T]) stopped(ctx context.Context, err error, what string, step int) error {
+	if ctx.Err() == nil || !errors.Is(err, ctx.Err()) {
+		return err
+	}
+	t.sum.Interrupted = true
+	t.Log.Info("interrupted during "+what+": saving a checkpoint", "step", step)
+	return nil
 }
 
 // trainStep runs training step number step on this replica's rows of its batch
@@ -168,12 +181,12 @@ func (t *trainer[T]) logLipschitz(done int) error {
 // steps, logs and records it and, when the loss and the weights are finite, saves the
 // latest checkpoint (and the best one when it improves). Otherwise it saves nothing and
 // returns an error wrapping ErrNonFinite that says what is not finite.
-func (t *trainer[T]) validate(step int) error {
+func (t *trainer[T]) validate(ctx context.Context, step int) error {
 	val := t.val
 	if t.Opt.EvalBytes > 0 && len(val) > t.Opt.EvalBytes {
 		val = val[:t.Opt.EvalBytes]
 	}
-	s, err := t.evaluate(val) // the bytes scored: those of EvalBytes, or all
+	s, err := t.evaluate(ctx, val) // the bytes scored: those of EvalBytes, or all
 	if errors.Is(err, ops.ErrNonFinite) {
 		return fmt.Errorf("validation at step %d: %w: %w", step, ErrNonFinite, err)
 	}
@@ -209,14 +222,16 @@ func (t *trainer[T]) validate(step int) error {
 
 // finish ends a session that completed step steps: unless it was interrupted, the last
 // validation and the final scores; then the latest checkpoint of the final weights, when
-// they are finite, and with Run.Certify their certified Lipschitz constants.
-func (t *trainer[T]) finish(step int) error {
+// they are finite, and with Run.Certify their certified Lipschitz constants. An interrupt
+// during the last validation or the final scores leaves them out (stopped).
+func (t *trainer[T]) finish(ctx context.Context, step int) error {
 	_ = t.bar.Finish() // as progress explains
 	if !t.sum.Interrupted {
-		if err := t.validate(step); err != nil {
-			return err
+		err := t.validate(ctx, step)
+		if err == nil {
+			err = t.finalScores(ctx)
 		}
-		if err := t.finalScores(); err != nil {
+		if err := t.stopped(ctx, err, "the final evaluation", step); err != nil {
 			return err
 		}
 	}
@@ -239,8 +254,8 @@ func (t *trainer[T]) finish(step int) error {
 
 // finalScores evaluates the final weights on the whole validation and test splits and
 // puts the scores and the n-gram baselines in the summary.
-func (t *trainer[T]) finalScores() error {
-	val, err := t.evaluate(t.val)
+func (t *trainer[T]) finalScores(ctx context.Context) error {
+	val, err := t.evaluate(ctx, t.val)
 	if err != nil {
 		return fmt.Errorf("final validation: %w", err)
 	}
@@ -249,7 +264,7 @@ func (t *trainer[T]) finalScores() error {
 	if err != nil {
 		return fmt.Errorf("test split: %w", err)
 	}
-	s, err := t.evaluate(test)
+	s, err := t.evaluate(ctx, test)
 	if err != nil {
 		return fmt.Errorf("test split: %w", err)
 	}

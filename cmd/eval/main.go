@@ -153,9 +153,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *stride > 0 {
 		res.Stride = *stride
 	}
+	need, err := model.EstimateMemory(m.Cfg, *batch, model.Eval)
+	if err != nil {
+		return fmt.Errorf("-batch %d: %w", *batch, err)
+	}
+	if err := cli.CheckMemory("evaluation", need.AddData(corpus.Size)); err != nil {
+		return err
+	}
 	if *ablate == "" {
 		var s train.Score
-		if s, err = evaluate(m, tokens, *batch, res.Stride); err == nil {
+		if s, err = evaluate(ctx, m, tokens, *batch, res.Stride); err == nil {
 			acc := s.Accuracy()
 			res.Loss, res.Bytes, res.Accuracy = s.Nats, s.Scored, &acc
 		}
@@ -242,14 +249,15 @@ func printBaselines(w io.Writer, corpus, split string, res []ngram.Result, score
 		corpus, split, ngram.Format(res), scored)
 }
 
-// evaluate is the score of the model on tokens, in windows advanced by stride.
-func evaluate(m *model.Model, tokens []uint8, batch, stride int) (train.Score, error) {
+// evaluate is the score of the model on tokens, in windows advanced by stride; a
+// cancelled ctx stops it between batches.
+func evaluate(ctx context.Context, m *model.Model, tokens []uint8, batch, stride int) (train.Score, error) {
 	p, err := m.NewProgram(model.Eval, batch)
 	if err != nil {
 		return train.Score{}, err
 	}
 	defer p.Close()
-	return train.EvaluateScore(p, tokens, stride)
+	return train.EvaluateScore(ctx, p, tokens, stride)
 }
 
 // printAblation writes the ablation table: the attention removed, bpc, and the change

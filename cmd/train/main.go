@@ -156,7 +156,19 @@ func runOn(ctx context.Context, comm dist.Comm, args []string, stdout, stderr io
 	}
 	r.Log, r.Progress, r.Certify = log, cli.Progress(os.Stderr), *certify
 	replicate(r, comm)
+	mcfg := cfg
+	if r.Model != nil {
+		mcfg = r.Model.Cfg
+	}
+	if _, err := checkMemory(mcfg, r.Opt, comm.Size(), 0); err != nil { // before a corpus is read or downloaded
+		return err
+	}
 	corpus, err := cli.LoadCorpus(ctx, spec, r.Opt.Split, *dataDir, log)
+	if err != nil {
+		return err
+	}
+	mcfg.Vocab = corpus.Vocab.Size()
+	mem, err := checkMemory(mcfg, r.Opt, comm.Size(), corpus.Size)
 	if err != nil {
 		return err
 	}
@@ -168,7 +180,7 @@ func runOn(ctx context.Context, comm dist.Comm, args []string, stdout, stderr io
 	}
 	r.Corpus = corpus
 	log.Info("training", "arch", r.Model.Cfg.Arch, "params", r.Model.NumParams(), "corpus", corpus.Name,
-		"train_bytes", len(corpus.Train), "vocab", corpus.Vocab.Size(), "out", r.Out)
+		"train_bytes", len(corpus.Train), "vocab", corpus.Vocab.Size(), "out", r.Out, "memory", mem.String())
 	if err := comm.Barrier(); err != nil { // every replica has checked the directory before rank 0 takes it
 		return err
 	}
@@ -285,4 +297,15 @@ func sameDir(a, b string) bool {
 	absA, errA := filepath.Abs(a)
 	absB, errB := filepath.Abs(b)
 	return errA == nil && errB == nil && absA == absB
+}
+
+// checkMemory estimates the memory of a process of the training run of cfg and opt with
+// `replicas` processes and a corpus of corpusBytes bytes, and refuses it when it exceeds
+// the limit of the machine (cli.CheckMemory), before anything of that size is allocated.
+func checkMemory(cfg model.Config, opt train.Options, replicas, corpusBytes int) (model.Memory, error) {
+	need, err := train.EstimateMemory(cfg, opt, replicas, corpusBytes)
+	if err != nil {
+		return need, err
+	}
+	return need, cli.CheckMemory("training", need)
 }

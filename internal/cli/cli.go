@@ -19,6 +19,8 @@ import (
 	"golang.org/x/term"
 
 	"lipformer/data"
+	"lipformer/internal/sysmem"
+	"lipformer/model"
 	"lipformer/train"
 )
 
@@ -164,4 +166,15 @@ func Bar(w io.Writer, n int, desc string) *progressbar.ProgressBar {
 	}
 	return progressbar.NewOptions(n, progressbar.OptionSetWriter(w), progressbar.OptionShowCount(),
 		progressbar.OptionSetElapsedTime(true), progressbar.OptionSetPredictTime(true), progressbar.OptionSetDescription(desc))
+}
+
+// CheckMemory refuses work whose estimated memory need exceeds what this process may use
+// (sysmem: the memory available, the address-space limit and the cgroup limit), with an
+// error that gives the estimate and the limit; what names the work ("training").
+func CheckMemory(what string, need model.Memory) error {
+	lim, err := sysmem.System().Find()
+	if err != nil {
+		return fmt.Errorf("memory limit: %w", err)
+	}
+	return sysmem.Fits(what, need, lim)
 }
