@@ -72,6 +72,7 @@ func (t *trainer[T]) begin() error {
 		EvalProtocol: "bits per byte over every byte of the split but its first, in consecutive non-overlapping windows of the context length"}
 	t.bar = newBar(t.Progress, t.Opt.Steps, t.start)
 	t.began = time.Now().Add(-t.before) // elapsed times continue across resumes
+	t.startBeat()
 	return nil
 }
 
@@ -136,7 +137,7 @@ func (t *trainer[T]) stopped(ctx context.Context, err error, what string, step i
 // progress bar. A non-finite loss or gradient norm leaves the weights alone and is
 // recorded too, and returned as Stepper.Step's error, which wraps ErrNonFinite.
 func (t *trainer[T]) trainStep(step int) error {
-	t0 := time.Now()
+	t0, c0 := time.Now(), t.rep.now()
 	if err := t.sample(t.sampler, step); err != nil {
 		return fmt.Errorf("step %d: batch: %w", step, err)
 	}
@@ -157,7 +158,7 @@ func (t *trainer[T]) trainStep(step int) error {
 	if nonFinite {
 		return err
 	}
-	t.progress(loss)
+	t.progress(step, loss, t.rep.now().Sub(c0))
 	return nil
 }
 
@@ -186,7 +187,7 @@ func (t *trainer[T]) validate(ctx context.Context, step int) error {
 	if t.Opt.EvalBytes > 0 && len(val) > t.Opt.EvalBytes {
 		val = val[:t.Opt.EvalBytes]
 	}
-	s, err := t.evaluate(ctx, val) // the bytes scored: those of EvalBytes, or all
+	s, err := t.evaluate(ctx, val, fmt.Sprintf("validation at step %d", step)) // the bytes scored: those of EvalBytes, or all
 	if errors.Is(err, ops.ErrNonFinite) {
 		return fmt.Errorf("validation at step %d: %w: %w", step, ErrNonFinite, err)
 	}
@@ -255,7 +256,7 @@ func (t *trainer[T]) finish(ctx context.Context, step int) error {
 // finalScores evaluates the final weights on the whole validation and test splits and
 // puts the scores and the n-gram baselines in the summary.
 func (t *trainer[T]) finalScores(ctx context.Context) error {
-	val, err := t.evaluate(ctx, t.val)
+	val, err := t.evaluate(ctx, t.val, "final validation (the whole split)")
 	if err != nil {
 		return fmt.Errorf("final validation: %w", err)
 	}
@@ -264,7 +265,7 @@ func (t *trainer[T]) finalScores(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("test split: %w", err)
 	}
-	s, err := t.evaluate(ctx, test)
+	s, err := t.evaluate(ctx, test, "test (the whole split)")
 	if err != nil {
 		return fmt.Errorf("test split: %w", err)
 	}
@@ -347,14 +348,6 @@ func (t *trainer[T]) finiteWeights() error {
 		}
 	}
 	return nil
-}
-
-// progress moves the progress bar on by a step of the given loss. The bar's errors, those
-// of drawing it on the terminal, are dropped here and in newBar and finish: a bar that
-// cannot be drawn must not stop a run, whose metrics log records every step.
-func (t *trainer[T]) progress(loss float64) {
-	t.bar.Describe(fmt.Sprintf("loss %.3f  bpc %.3f", loss, BPC(loss)))
-	_ = t.bar.Add(1)
 }
 
 // newBar is a progress bar over the steps on w, or a silent one when w is nil.

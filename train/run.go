@@ -60,6 +60,14 @@ type Run struct {
 	// Comm is the job of data-parallel replicas the run is one of (replicas.go), or nil
 	// for a run of one process. Every rank calls Train with the same options.
 	Comm dist.Comm
+	// ProgressEvery is the time between the progress lines logged when Progress is nil
+	// (not a terminal): the steps done, the mean loss, ms per step and tokens per second
+	// since the last line, the time elapsed and the time left, and the progress of
+	// evaluations that take longer. 0 means DefaultProgressEvery; a negative value logs
+	// none.
+	ProgressEvery time.Duration
+	// Clock is the clock of the progress lines; nil is time.Now.
+	Clock func() time.Time
 }
 
 // Train runs the optimisation and returns its summary, also written to OUT/summary.json.
@@ -128,6 +136,8 @@ type trainer[T Float] struct {
 	bar     *progressbar.ProgressBar
 	began   time.Time // when the run's clock started: the session's start less before
 	est     runEstimate
+	rep     Reporter // the progress lines and bars of the session (progress.go)
+	beat    beat
 }
 
 // bestVal is the best periodic validation so far.

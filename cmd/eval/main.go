@@ -162,7 +162,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if *ablate == "" {
 		var s train.Score
-		if s, err = evaluate(ctx, m, tokens, *batch, res.Stride); err == nil {
+		progress := cli.Reporter(stderr, cli.Logger(stderr)).Evaluation(fmt.Sprintf("%s split, windows advanced by %d", *split, res.Stride))
+		if s, err = evaluate(ctx, m, tokens, *batch, res.Stride, progress); err == nil {
 			acc := s.Accuracy()
 			res.Loss, res.Bytes, res.Accuracy = s.Nats, s.Scored, &acc
 		}
@@ -249,15 +250,15 @@ func printBaselines(w io.Writer, corpus, split string, res []ngram.Result, score
 		corpus, split, ngram.Format(res), scored)
 }
 
-// evaluate is the score of the model on tokens, in windows advanced by stride; a
-// cancelled ctx stops it between batches.
-func evaluate(ctx context.Context, m *model.Model, tokens []uint8, batch, stride int) (train.Score, error) {
+// evaluate is the score of the model on tokens, in windows advanced by stride, told to
+// progress; a cancelled ctx stops it between batches.
+func evaluate(ctx context.Context, m *model.Model, tokens []uint8, batch, stride int, progress train.EvalProgress) (train.Score, error) {
 	p, err := m.NewProgram(model.Eval, batch)
 	if err != nil {
 		return train.Score{}, err
 	}
 	defer p.Close()
-	return train.EvaluateScore(ctx, p, tokens, stride)
+	return train.EvaluateScore(ctx, p, tokens, stride, progress)
 }
 
 // printAblation writes the ablation table: the attention removed, bpc, and the change

@@ -102,6 +102,7 @@ func runOn(ctx context.Context, comm dist.Comm, args []string, stdout, stderr io
 	asJSON := fs.Bool("json", false, "print the summary as JSON on stdout")
 	sampleLen := fs.Int("sample", 300, "bytes to sample from the final model (0: none)")
 	certify := fs.Bool("certify", false, "add the certified Lipschitz constants of the final weights to the summary (see cmd/lipschitz -ckpt)")
+	progressEvery := fs.Duration("progress-every", train.DefaultProgressEvery, "time between progress lines (step, loss, ms/step, tokens/s, elapsed, time left; evaluations' batches) when stderr is not a terminal, where a bar is drawn instead; 0: none")
 	trainflags.AddConfig(fs)
 	if err := trainflags.ApplyConfig(fs, args); err != nil {
 		return err
@@ -120,6 +121,8 @@ func runOn(ctx context.Context, comm dist.Comm, args []string, stdout, stderr io
 	switch {
 	case *resume != "" && trainflags.Given(fs, "config"):
 		return fmt.Errorf("-config with -resume: a run resumes with the settings stored in its checkpoint")
+	case *progressEvery < 0:
+		return fmt.Errorf("-progress-every %v, want >= 0 (0: no progress lines)", *progressEvery)
 	case *sampleLen < 0:
 		return fmt.Errorf("-sample %d, want >= 0", *sampleLen)
 	case *asJSON && *sampleLen > 0 && trainflags.Given(fs, "sample"):
@@ -154,7 +157,10 @@ func runOn(ctx context.Context, comm dist.Comm, args []string, stdout, stderr io
 			return err
 		}
 	}
-	r.Log, r.Progress, r.Certify = log, cli.Progress(os.Stderr), *certify
+	r.Log, r.Progress, r.Certify, r.ProgressEvery = log, cli.Progress(os.Stderr), *certify, *progressEvery
+	if *progressEvery == 0 {
+		r.ProgressEvery = -1 // Run's 0 is the default
+	}
 	replicate(r, comm)
 	mcfg := cfg
 	if r.Model != nil {

@@ -79,6 +79,16 @@ func Progress(f *os.File) io.Writer {
 	return f
 }
 
+// Reporter shows the progress of long work on w: a progress bar when Progress would draw
+// on w, else a line on log every train.DefaultProgressEvery.
+func Reporter(w io.Writer, log *slog.Logger) train.Reporter {
+	r := train.Reporter{Log: log, Every: train.DefaultProgressEvery}
+	if f, ok := w.(*os.File); ok {
+		r.Bar = Progress(f)
+	}
+	return r
+}
+
 // Logger logs human-readable lines to w.
 func Logger(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
