@@ -73,6 +73,9 @@ func (t *trainer[T]) begin() error {
 	t.bar = newBar(t.Progress, t.Opt.Steps, t.start)
 	t.began = time.Now().Add(-t.before) // elapsed times continue across resumes
 	t.startBeat()
+	if t.Resume != nil {
+		t.Log.Info(fmt.Sprintf("resumed from step %d", t.start), "dir", t.Out, "steps", t.Opt.Steps)
+	}
 	return nil
 }
 

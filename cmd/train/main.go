@@ -1,7 +1,7 @@
 // Command train trains a byte-level transformer language model and writes its metrics,
 // checkpoints and summary to an output directory.
 //
-//	go run ./cmd/train                                  # a small certified model on the default corpus
+//	go run ./cmd/train                                  # a small certified model on the default corpus, in out/contractive-l2-opticks-DATE-TIME
 //	go run ./cmd/train -arch dp -data shakespeare -steps 2000
 //	go run ./cmd/train -config configs/shakespeare.toml -arch dp   # a named configuration
 //	go run ./cmd/train -resume out/run1 -steps 4000     # continue a run
@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"lipformer/cmd/internal/trainflags"
 	"lipformer/data"
@@ -97,7 +98,7 @@ func runOn(ctx context.Context, comm dist.Comm, args []string, stdout, stderr io
 	cfg.Arch = spec.ContractiveL2        // certified attention that learns: clearly below the trigram in 1500 steps
 	opt.Steps, opt.EvalEvery = 1500, 100 // about 2 minutes on 2 cores
 	dataDir := trainflags.Add(fs, &cfg, &opt)
-	out := fs.String("out", "out/run", "output directory")
+	out := fs.String("out", "", "output directory (default: a new directory in out/ named from the config or architecture, the corpus and the start time, e.g. out/contractive-l2-opticks-20261202-0735)")
 	resume := fs.String("resume", "", "continue the run in this directory")
 	asJSON := fs.Bool("json", false, "print the summary as JSON on stdout")
 	sampleLen := fs.Int("sample", 300, "bytes to sample from the final model (0: none)")
@@ -134,6 +135,12 @@ func runOn(ctx context.Context, comm dist.Comm, args []string, stdout, stderr io
 		if err := check.Validate(); err != nil {
 			return err
 		}
+		if !trainflags.Given(fs, "out") {
+			var err error
+			if *out, err = train.NewRunDir("out", train.RunName(fs.Lookup("config").Value.String(), cfg.Arch.String(), opt.Data, time.Now())); err != nil {
+				return err
+			}
+		}
 		d, err := train.OpenRun(*out)
 		if err != nil {
 			return err
@@ -156,6 +163,9 @@ func runOn(ctx context.Context, comm dist.Comm, args []string, stdout, stderr io
 		if spec, err = resumeCorpus(fs, r, *resume, opt.Data, dataDir, log); err != nil {
 			return err
 		}
+	}
+	if *resume == "" {
+		log.Info("run directory " + r.Out)
 	}
 	r.Log, r.Progress, r.Certify, r.ProgressEvery = log, cli.Progress(os.Stderr), *certify, *progressEvery
 	if *progressEvery == 0 {
