@@ -188,3 +188,23 @@ func TestDivergedRunReport(t *testing.T) {
 		t.Errorf("error %q names %s (saved: %v)", err, train.LatestFile, statErr == nil)
 	}
 }
+
+// TestInterruptedReport: a run interrupted before its last step is told to resume; one
+// interrupted during its final evaluation, all steps done, is told to score its checkpoint
+// with eval (a resume would leave no step to train).
+func TestInterruptedReport(t *testing.T) {
+	r := &train.Run{Out: "out/x"}
+	for _, c := range []struct {
+		steps int
+		want  string
+	}{{5, "interrupted: resume with -resume out/x"}, {10, "interrupted during the final evaluation, after all 10 steps: no final scores; score the checkpoint with go run ./cmd/eval -ckpt out/x"}} {
+		sum := &train.Summary{Interrupted: true, Steps: c.steps, Options: train.Options{Steps: 10}, TokensPerS: train.NotMeasured()}
+		var out bytes.Buffer
+		if err := report(&out, r, sum, false, 0); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out.String(), c.want) {
+			t.Errorf("%d of 10 steps: report\n%s\nwant %q", c.steps, out.String(), c.want)
+		}
+	}
+}
