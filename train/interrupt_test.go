@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,5 +93,67 @@ func TestInterruptDuringTheFinalEvaluation(t *testing.T) {
 	}
 	if _, step, err := d.Resume(); err != nil || step != 2 {
 		t.Errorf("latest checkpoint at step %d (error %v), want 2", step, err)
+	}
+}
+
+// TestResumeComputesAnInterruptedFinalEvaluation: a run interrupted at the start of its
+// final scores, all steps done, resumes without training a step and ends with the final
+// scores and the metrics log of the same run uninterrupted; a finished run still refuses
+// such a resume.
+func TestResumeComputesAnInterruptedFinalEvaluation(t *testing.T) {
+	c := smallCorpus(t)
+	opt := smallOptions(4)
+	opt.EvalEvery, opt.Warmup = 4, 1
+	whole := t.TempDir()
+	want, err := (&Run{Model: smallModel(t, c, spec.L2, spec.Float32, 1), Corpus: c, Opt: opt, Out: whole, Log: quiet()}).Train(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h := &cancelOn{msg: "validation", cancel: cancel, at: make(chan time.Time, 1)} // the last validation, before the final scores
+	sum, err := (&Run{Model: smallModel(t, c, spec.L2, spec.Float32, 1), Corpus: c, Opt: opt, Out: out, Log: slog.New(h)}).Train(ctx)
+	if err != nil || !sum.Interrupted || sum.Steps != 4 || sum.TestBPC.Measured() {
+		t.Fatalf("interrupted session: %v, %+v", err, sum)
+	}
+	d, err := OpenRun(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, step, err := d.Resume()
+	if err != nil || step != 4 {
+		t.Fatalf("resume at step %d: %v", step, err)
+	}
+	r.Corpus, r.Log = c, quiet()
+	got, err := r.Train(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Interrupted || got.Steps != 4 || got.FinalValBPC != want.FinalValBPC || got.TestBPC != want.TestBPC || got.BestStep != want.BestStep {
+		t.Errorf("resumed: interrupted %t, steps %d, val %v, test %v, best step %d; uninterrupted: val %v, test %v, best step %d",
+			got.Interrupted, got.Steps, got.FinalValBPC, got.TestBPC, got.BestStep, want.FinalValBPC, want.TestBPC, want.BestStep)
+	}
+	m1, err := ReadMetrics(filepath.Join(whole, MetricsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2, err := ReadMetrics(filepath.Join(out, MetricsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m2.Train) != len(m1.Train) || len(m2.Eval) != len(m1.Eval) || m2.Eval[len(m2.Eval)-1].ValLoss != m1.Eval[len(m1.Eval)-1].ValLoss {
+		t.Errorf("metrics: %d train and %d eval rows, want %d and %d with the same last validation", len(m2.Train), len(m2.Eval), len(m1.Train), len(m1.Eval))
+	}
+	d, err = OpenRun(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _, err = d.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	r.Corpus, r.Log = c, quiet()
+	if _, err := r.Train(context.Background()); err == nil || !strings.Contains(err.Error(), "leaves none to train") {
+		t.Errorf("resume of the finished run: error %v, want it refused", err)
 	}
 }

@@ -74,7 +74,8 @@ type Run struct {
 //
 // While it runs it holds an exclusive lock of OUT (LockFile, where available), and it
 // refuses a directory another process holds, a new run in a directory that holds one
-// (but for Restart), a resume that leaves no step to train and a resume on a corpus of
+// (but for Restart), a resume that leaves no step to train (but for one of a run stopped
+// during its final evaluation, which computes it) and a resume on a corpus of
 // another vocabulary, or of another size or SHA-256 than the checkpoint stores
 // (CorpusID), before it writes anything. Then it removes the
 // temporary files that interrupted writes of the directory's files left behind, and a
@@ -237,7 +238,7 @@ func (t *trainer[T]) restore(ck *model.Checkpoint) (int, error) {
 		}
 	}
 	for _, row := range m.Eval {
-		if row.Step <= start {
+		if row.Step < start || row.Step == start && start < t.Opt.Steps { // at the last step, finish validates again
 			kept.Eval = append(kept.Eval, row)
 		}
 	}

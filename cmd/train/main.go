@@ -213,7 +213,8 @@ func runOn(ctx context.Context, comm dist.Comm, args []string, stdout, stderr io
 // resumeRun returns the run of the latest checkpoint of dir; only -steps, -data, -data-dir,
 // -json, -sample, -certify and an -out naming dir itself may be given with -resume
 // (train.FixedOnResume). It refuses a directory another process trains in, and a run that
-// -steps (or, without it, the run's own number of steps) leaves nothing to train. An
+// -steps (or, without it, the run's own number of steps) leaves nothing to train, but for
+// one stopped during its final evaluation, which it resumes to compute it. An
 // unreadable summary is warned of: the resume needs only the checkpoint and the metrics
 // log, and writes a new summary.
 func resumeRun(fs *flag.FlagSet, dir, out string, steps int, log *slog.Logger) (*train.Run, error) {
@@ -230,6 +231,10 @@ func resumeRun(fs *flag.FlagSet, dir, out string, steps int, log *slog.Logger) (
 	if err := d.SummaryError(); err != nil {
 		log.Warn("the summary file is unreadable: resuming from the checkpoint and the metrics log, and writing a new summary at the end", "error", err)
 	}
+	act, err := d.Action()
+	if err != nil {
+		return nil, fmt.Errorf("-resume %s: %w", dir, err)
+	}
 	r, at, err := d.Resume()
 	if err != nil {
 		return nil, fmt.Errorf("-resume %s: %w", dir, err)
@@ -239,6 +244,8 @@ func resumeRun(fs *flag.FlagSet, dir, out string, steps int, log *slog.Logger) (
 		return nil, fmt.Errorf("-steps %d: run %s is at step %d already; -steps must exceed %d to continue it", steps, dir, at, at)
 	case trainflags.Given(fs, "steps"):
 		r.Opt.Steps = steps
+	case at == r.Opt.Steps && act == train.ActResume:
+		log.Info("all steps are trained: computing the final evaluation the run was stopped in")
 	case at >= r.Opt.Steps:
 		return nil, fmt.Errorf("run %s finished at step %d; give -steps M > %d to continue it", dir, at, at)
 	}

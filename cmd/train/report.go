@@ -25,7 +25,7 @@ func report(w io.Writer, r *train.Run, sum *train.Summary, asJSON bool, sampleLe
 	}
 	fmt.Fprintf(w, "%s on %s: %d steps in %.0f s%s, %d parameters\n", sum.Model.Arch, sum.Corpus, sum.Steps, sum.Seconds, speed, sum.Params)
 	if sum.Interrupted && sum.Steps >= sum.Options.Steps {
-		fmt.Fprintf(w, "interrupted during the final evaluation, after all %d steps: no final scores; score the checkpoint with go run ./cmd/eval -ckpt %s\n", sum.Steps, r.Out)
+		fmt.Fprintf(w, "interrupted during the final evaluation, after all %d steps: no final scores; -resume %s computes them\n", sum.Steps, r.Out)
 		return nil
 	}
 	if sum.Interrupted {
