@@ -22,8 +22,8 @@ type AblationRow struct {
 // AblateAttention scores tokens as Evaluate does, with evaluation programs of batch
 // windows, L+2 times for a model of L layers: intact, without the attention of each layer
 // in turn, and without all of it. It returns the rows in that order and the number of
-// bytes each scored. ctx is checked between evaluations. The model's attention is intact
-// again when it returns.
+// bytes each scored. ctx is checked between evaluations and their batches. The model's
+// attention is intact again when it returns.
 func AblateAttention[T data.Token](ctx context.Context, m *model.Model, tokens []T, batch int) ([]AblationRow, int, error) {
 	if off := m.AttentionOff(); len(off) > 0 {
 		return nil, 0, fmt.Errorf("ablation: the attention of layers %v is already off", off)
@@ -40,7 +40,7 @@ func AblateAttention[T data.Token](ctx context.Context, m *model.Model, tokens [
 		if err := ctx.Err(); err != nil {
 			return nil, 0, err
 		}
-		loss, n, err := evaluateWithout(m, rows[i].Off, tokens, batch)
+		loss, n, err := evaluateWithout(ctx, m, rows[i].Off, tokens, batch)
 		if err != nil {
 			return nil, 0, fmt.Errorf("ablation of the attention of layers %s: %w", rows[i].Layers, err)
 		}
@@ -53,7 +53,7 @@ func AblateAttention[T data.Token](ctx context.Context, m *model.Model, tokens [
 
 // evaluateWithout is Evaluate of a new evaluation program of m with the attention of the
 // layers off removed.
-func evaluateWithout[T data.Token](m *model.Model, off []int, tokens []T, batch int) (float64, int, error) {
+func evaluateWithout[T data.Token](ctx context.Context, m *model.Model, off []int, tokens []T, batch int) (float64, int, error) {
 	restore, err := m.SetAttentionOff(off)
 	if err != nil {
 		return 0, 0, err
@@ -64,5 +64,5 @@ func evaluateWithout[T data.Token](m *model.Model, off []int, tokens []T, batch 
 		return 0, 0, err
 	}
 	defer p.Close()
-	return Evaluate(p, tokens)
+	return Evaluate(ctx, p, tokens)
 }

@@ -34,7 +34,7 @@ func TestAblateAttention(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		intact, _, err := Evaluate(p, tokens)
+		intact, _, err := Evaluate(context.Background(), p, tokens)
 		p.Close()
 		if err != nil {
 			t.Fatal(err)
@@ -74,7 +74,7 @@ func scoreWithout(t *testing.T, m *model.Model, off []int, tokens []uint8) (floa
 		t.Fatal(err)
 	}
 	defer p.Close()
-	loss, n, err := Evaluate(p, tokens)
+	loss, n, err := Evaluate(context.Background(), p, tokens)
 	if err != nil {
 		t.Fatal(err)
 	}

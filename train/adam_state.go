@@ -19,17 +19,19 @@ const (
 	AdamStepKey            = "adam.step"
 )
 
-// State returns a copy of the optimizer state: the moments of every
-// parameter as 1-D tensors of T's dtype, in parameter order, and the step
-// count as metadata. Together with the parameter values it is all that is
-// needed to continue training bit for bit.
+// State returns the optimizer state: the moments of every parameter as 1-D
+// tensors of T's dtype, in parameter order, and the step count as metadata.
+// Together with the parameter values it is all that is needed to continue
+// training bit for bit. The tensors view the optimizer's moments, which the
+// next Step or LoadState changes: a checkpoint writes them before that,
+// without a copy of twice the parameters' size (docs/runs.md, "Memory").
 func (a *Adam[T]) State() ([]safetensors.Tensor, map[string]string) {
 	tensors := make([]safetensors.Tensor, 0, 2*len(a.params))
 	for i, p := range a.params {
 		shape := []int{len(p.Value)}
 		tensors = append(tensors,
-			safetensors.New(AdamFirstMomentPrefix+p.Name, shape, append([]T(nil), a.m[i]...)),
-			safetensors.New(AdamSecondMomentPrefix+p.Name, shape, append([]T(nil), a.v[i]...)))
+			safetensors.New(AdamFirstMomentPrefix+p.Name, shape, a.m[i]),
+			safetensors.New(AdamSecondMomentPrefix+p.Name, shape, a.v[i]))
 	}
 	return tensors, map[string]string{AdamStepKey: strconv.Itoa(a.steps)}
 }

@@ -72,13 +72,21 @@ func (t *trainer[T]) logEstimate(done int) error {
 	perStep := e.steps / time.Duration(e.n)
 	left := t.Opt.Steps - done
 	scored := t.evalBytesLeft(done, len(val), len(t.Corpus.Test))
-	window := p.Graph.SeqLen * p.Graph.Batch * t.comm().Size() // bytes a batch scores over the replicas
 	training := time.Duration(left) * perStep
-	evaluation := time.Duration((scored+window-1)/window) * e.perBatch
+	evaluation := t.evaluationLeft(done)
 	t.Log.Info(fmt.Sprintf("estimated time to the end of the run: %s (an estimate: %d steps at the %.0f ms a step measured over steps %d-%d, and %d bytes of validation and final scoring at the %.1f ms measured for an evaluation batch; the n-gram baselines of the summary are not counted)",
 		(training+evaluation).Round(time.Second), left, perStep.Seconds()*1000, done-e.n+1, done, scored, e.perBatch.Seconds()*1000),
 		"training", training.Round(time.Second).String(), "evaluation", evaluation.Round(time.Second).String())
 	return nil
+}
+
+// evaluationLeft is the time that the validations after step done and the final scores
+// take at the time measured for an evaluation batch, or 0 before it is measured.
+func (t *trainer[T]) evaluationLeft(done int) time.Duration {
+	p := t.eval
+	scored := t.evalBytesLeft(done, len(t.val), len(t.Corpus.Test))
+	window := p.Graph.SeqLen * p.Graph.Batch * t.comm().Size() // bytes a batch scores over the replicas
+	return time.Duration((scored+window-1)/window) * t.est.perBatch
 }
 
 // evalBytesLeft is the number of bytes that the run's validations after step done and

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -59,16 +60,25 @@ func TestEvaluateStridedIsExact(t *testing.T) {
 			}
 		}
 		want /= float64(len(tokens) - 1)
-		got, n, err := EvaluateStrided(p, tokens, S)
+		got, n, err := EvaluateStrided(context.Background(), p, tokens, S)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if n != len(tokens)-1 || math.Abs(got-want) > 1e-12 {
 			t.Errorf("stride %d: loss %.15g over %d bytes, the decoder's %.15g over %d", S, got, n, want, len(tokens)-1)
 		}
-		s, err := EvaluateScore(p, tokens, S)
+		var calls [][2]int // (done, total) after each batch
+		s, err := EvaluateScore(context.Background(), p, tokens, S, func(done, total int) { calls = append(calls, [2]int{done, total}) })
 		if err != nil {
 			t.Fatal(err)
+		}
+		for i, c := range calls {
+			if c != [2]int{i + 1, len(calls)} {
+				t.Errorf("stride %d: progress call %d was %v, want %v", S, i, c, [2]int{i + 1, len(calls)})
+			}
+		}
+		if len(calls) == 0 {
+			t.Errorf("stride %d: progress was never told", S)
 		}
 		if s.Hits != wantHits || s.Nats != got || math.Abs(s.Accuracy()-float64(wantHits)/float64(n)) > 1e-15 {
 			t.Errorf("stride %d: %d hits (loss %v), the decoder's %d", S, s.Hits, s.Nats, wantHits)

@@ -165,7 +165,7 @@ func TestNonFiniteValidationSavesNoCheckpoint(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		loss, _, err := Evaluate(p, val)
+		loss, _, err := Evaluate(context.Background(), p, val)
 		p.Close()
 		if err != nil {
 			t.Fatal(err)

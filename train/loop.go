@@ -34,7 +34,7 @@ func train[T Float](ctx context.Context, r *Run) (_ *Summary, err error) {
 	step, err := t.steps(ctx)
 	t.timing(step)
 	if err == nil {
-		err = t.finish(step)
+		err = t.finish(ctx, step)
 	}
 	switch {
 	case errors.Is(err, ErrNonFinite):
@@ -72,6 +72,10 @@ func (t *trainer[T]) begin() error {
 		EvalProtocol: "bits per byte over every byte of the split but its first, in consecutive non-overlapping windows of the context length"}
 	t.bar = newBar(t.Progress, t.Opt.Steps, t.start)
 	t.began = time.Now().Add(-t.before) // elapsed times continue across resumes
+	t.startBeat()
+	if t.Resume != nil {
+		t.Log.Info(fmt.Sprintf("resumed from step %d", t.start), "dir", t.Out, "steps", t.Opt.Steps)
+	}
 	return nil
 }
 
@@ -96,8 +100,8 @@ func (t *trainer[T]) steps(ctx context.Context) (int, error) {
 			return done, err
 		}
 		if done%t.Opt.EvalEvery == 0 && done < t.Opt.Steps {
-			if err := t.validate(done); err != nil {
-				return done, err
+			if err := t.validate(ctx, done); err != nil {
+				return done, t.stopped(ctx, err, "a validation", done)
 			}
 		}
 	}
@@ -118,12 +122,25 @@ func (t *trainer[T]) interrupt(ctx context.Context, step int) (bool, error) {
 	return stop, nil
 }
 
+// stopped is err, unless it is ctx's cancellation, which interrupted the evaluation
+// called what: then the summary records the interrupt and stopped returns nil, so that
+// the session ends as at an interrupt between steps (the checkpoint of the weights so far
+// is saved).
+func (t *trainer[T]) stopped(ctx context.Context, err error, what string, step int) error {
+	if ctx.Err() == nil || !errors.Is(err, ctx.Err()) {
+		return err
+	}
+	t.sum.Interrupted = true
+	t.Log.Info("interrupted during "+what+": saving a checkpoint", "step", step)
+	return nil
+}
+
 // trainStep runs training step number step on this replica's rows of its batch
 // (Stepper.Step) and records it in the stability figures, the metrics log and the
 // progress bar. A non-finite loss or gradient norm leaves the weights alone and is
 // recorded too, and returned as Stepper.Step's error, which wraps ErrNonFinite.
 func (t *trainer[T]) trainStep(step int) error {
-	t0 := time.Now()
+	t0, c0 := time.Now(), t.rep.now()
 	if err := t.sample(t.sampler, step); err != nil {
 		return fmt.Errorf("step %d: batch: %w", step, err)
 	}
@@ -144,7 +161,7 @@ func (t *trainer[T]) trainStep(step int) error {
 	if nonFinite {
 		return err
 	}
-	t.progress(loss)
+	t.progress(step, loss, t.rep.now().Sub(c0))
 	return nil
 }
 
@@ -168,12 +185,12 @@ func (t *trainer[T]) logLipschitz(done int) error {
 // steps, logs and records it and, when the loss and the weights are finite, saves the
 // latest checkpoint (and the best one when it improves). Otherwise it saves nothing and
 // returns an error wrapping ErrNonFinite that says what is not finite.
-func (t *trainer[T]) validate(step int) error {
+func (t *trainer[T]) validate(ctx context.Context, step int) error {
 	val := t.val
 	if t.Opt.EvalBytes > 0 && len(val) > t.Opt.EvalBytes {
 		val = val[:t.Opt.EvalBytes]
 	}
-	s, err := t.evaluate(val) // the bytes scored: those of EvalBytes, or all
+	s, err := t.evaluate(ctx, val, fmt.Sprintf("validation at step %d", step)) // the bytes scored: those of EvalBytes, or all
 	if errors.Is(err, ops.ErrNonFinite) {
 		return fmt.Errorf("validation at step %d: %w: %w", step, ErrNonFinite, err)
 	}
@@ -210,14 +227,16 @@ func (t *trainer[T]) validate(step int) error {
 // finish ends a session that completed step steps: unless it was interrupted, the last
 // validation and the final scores; then the latest checkpoint of the final weights, when
 // they are finite, and with Run.Certify or a model bounded end to end their certified
-// Lipschitz constants.
-func (t *trainer[T]) finish(step int) error {
+// Lipschitz constants. An interrupt during the last validation or the final scores leaves
+// them out (stopped).
+func (t *trainer[T]) finish(ctx context.Context, step int) error {
 	_ = t.bar.Finish() // as progress explains
 	if !t.sum.Interrupted {
-		if err := t.validate(step); err != nil {
-			return err
+		err := t.validate(ctx, step)
+		if err == nil {
+			err = t.finalScores(ctx)
 		}
-		if err := t.finalScores(); err != nil {
+		if err := t.stopped(ctx, err, "the final evaluation", step); err != nil {
 			return err
 		}
 	}
@@ -240,8 +259,8 @@ func (t *trainer[T]) finish(step int) error {
 
 // finalScores evaluates the final weights on the whole validation and test splits and
 // puts the scores and the n-gram baselines in the summary.
-func (t *trainer[T]) finalScores() error {
-	val, err := t.evaluate(t.val)
+func (t *trainer[T]) finalScores(ctx context.Context) error {
+	val, err := t.evaluate(ctx, t.val, "final validation (the whole split)")
 	if err != nil {
 		return fmt.Errorf("final validation: %w", err)
 	}
@@ -250,7 +269,7 @@ func (t *trainer[T]) finalScores() error {
 	if err != nil {
 		return fmt.Errorf("test split: %w", err)
 	}
-	s, err := t.evaluate(test)
+	s, err := t.evaluate(ctx, test, "test (the whole split)")
 	if err != nil {
 		return fmt.Errorf("test split: %w", err)
 	}
@@ -333,14 +352,6 @@ func (t *trainer[T]) finiteWeights() error {
 		}
 	}
 	return nil
-}
-
-// progress moves the progress bar on by a step of the given loss. The bar's errors, those
-// of drawing it on the terminal, are dropped here and in newBar and finish: a bar that
-// cannot be drawn must not stop a run, whose metrics log records every step.
-func (t *trainer[T]) progress(loss float64) {
-	t.bar.Describe(fmt.Sprintf("loss %.3f  bpc %.3f", loss, BPC(loss)))
-	_ = t.bar.Add(1)
 }
 
 // newBar is a progress bar over the steps on w, or a silent one when w is nil.

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -70,7 +71,7 @@ func TestCertifiedRadiiAreTheDecodersAtEveryStride(t *testing.T) {
 				right++
 			}
 		}
-		s, err := EvaluateScore(ev, tokens, S)
+		s, err := EvaluateScore(context.Background(), ev, tokens, S, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

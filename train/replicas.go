@@ -106,19 +106,21 @@ func (t *trainer[T]) sample(s *data.Sampler[uint8], step int) error {
 	return s.Rows(step, first, t.st.Prog.Inputs, t.st.Prog.Targets)
 }
 
-// evaluate is Evaluate over the replicas: replica r scores the batches of windows r,
-// r+Size, r+2*Size, ... and the nats and bytes are summed over the replicas.
-func (t *trainer[T]) evaluate(tokens []uint8) (Score, error) {
+// evaluate is Evaluate over the replicas, reported as what: replica r scores the batches of windows r,
+// r+Size, r+2*Size, ... and the nats and bytes are summed over the replicas. A process
+// alone checks ctx between batches; replicas do not, since one that stopped alone would
+// leave the others waiting in the sum (they stop at the next step's interrupt check).
+func (t *trainer[T]) evaluate(ctx context.Context, tokens []uint8, what string) (Score, error) {
 	c := t.comm()
 	p := t.eval
 	if c.Size() == 1 {
-		return EvaluateScore(p, tokens, p.Graph.SeqLen)
+		return EvaluateScore(ctx, p, tokens, p.Graph.SeqLen, t.rep.Evaluation(what))
 	}
 	w, err := data.NewEvalWindows(tokens, p.Graph.SeqLen, p.Graph.Batch)
 	if err != nil {
 		return Score{}, err
 	}
-	s, err := evaluateShare(p, w, c.Rank(), c.Size())
+	s, err := evaluateShare(context.Background(), p, w, c.Rank(), c.Size(), t.rep.Evaluation(what))
 	if err != nil {
 		return Score{}, err
 	}

@@ -60,13 +60,22 @@ type Run struct {
 	// Comm is the job of data-parallel replicas the run is one of (replicas.go), or nil
 	// for a run of one process. Every rank calls Train with the same options.
 	Comm dist.Comm
+	// ProgressEvery is the time between the progress lines logged when Progress is nil
+	// (not a terminal): the steps done, the mean loss, ms per step and tokens per second
+	// since the last line, the time elapsed and the time left, and the progress of
+	// evaluations that take longer. 0 means DefaultProgressEvery; a negative value logs
+	// none.
+	ProgressEvery time.Duration
+	// Clock is the clock of the progress lines; nil is time.Now.
+	Clock func() time.Time
 }
 
 // Train runs the optimisation and returns its summary, also written to OUT/summary.json.
 //
 // While it runs it holds an exclusive lock of OUT (LockFile, where available), and it
 // refuses a directory another process holds, a new run in a directory that holds one
-// (but for Restart), a resume that leaves no step to train and a resume on a corpus of
+// (but for Restart), a resume that leaves no step to train (but for one of a run stopped
+// during its final evaluation, which computes it) and a resume on a corpus of
 // another vocabulary, or of another size or SHA-256 than the checkpoint stores
 // (CorpusID), before it writes anything. Then it removes the
 // temporary files that interrupted writes of the directory's files left behind, and a
@@ -128,6 +137,8 @@ type trainer[T Float] struct {
 	bar     *progressbar.ProgressBar
 	began   time.Time // when the run's clock started: the session's start less before
 	est     runEstimate
+	rep     Reporter // the progress lines and bars of the session (progress.go)
+	beat    beat
 }
 
 // bestVal is the best periodic validation so far.
@@ -227,7 +238,7 @@ func (t *trainer[T]) restore(ck *model.Checkpoint) (int, error) {
 		}
 	}
 	for _, row := range m.Eval {
-		if row.Step <= start {
+		if row.Step < start || row.Step == start && start < t.Opt.Steps { // at the last step, finish validates again
 			kept.Eval = append(kept.Eval, row)
 		}
 	}

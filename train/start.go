@@ -14,7 +14,8 @@ import (
 
 // checkStart refuses a new run in a directory that holds one (unless r.Restart, when it
 // removes the metrics log of the run that crashed there), a resume of a run that has
-// already reached its last step, and a resume on a corpus of another vocabulary than the
+// already reached its last step and ended (a run stopped during its final evaluation is
+// resumed to compute it: finalPending), and a resume on a corpus of another vocabulary than the
 // checkpoint's, or of another size or SHA-256 than it stores (a checkpoint that stores
 // none is warned of).
 func (r *Run) checkStart() error {
@@ -49,11 +50,27 @@ func (r *Run) checkStart() error {
 	case !id.Same(r.Corpus):
 		return fmt.Errorf("resume %s at step %d: %s: an exact continuation needs the same text (give its file with -data)", r.Out, step, id.Differs(r.Corpus))
 	}
-	if step >= r.Opt.Steps {
+	pending, err := finalPending(r.Out)
+	if err != nil {
+		return err
+	}
+	if step > r.Opt.Steps || step == r.Opt.Steps && !pending {
 		return fmt.Errorf("resume %s: the run is at step %d and is to run %d steps in all, which leaves none to train: give more than %d",
 			r.Out, step, r.Opt.Steps, step)
 	}
 	return nil
+}
+
+// finalPending reports whether the run in dir, whose checkpoint is at its last step, has
+// not ended: it was interrupted (or crashed) during its final evaluation, which a resume
+// then computes (RunDir.Action says resume, not skip).
+func finalPending(dir string) (bool, error) {
+	d, err := OpenRun(dir)
+	if err != nil {
+		return false, err
+	}
+	act, err := d.Action()
+	return act == ActResume, err
 }
 
 // runFiles are the files of a run directory written atomically (atomicfile), whose

@@ -181,9 +181,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *stride > 0 {
 		res.Stride = *stride
 	}
+	need, err := model.EstimateMemory(m.Cfg, *batch, model.Eval)
+	if err != nil {
+		return fmt.Errorf("-batch %d: %w", *batch, err)
+	}
+	if err := cli.CheckMemory("evaluation", need.AddData(corpus.Size)); err != nil {
+		return err
+	}
 	if *ablate == "" {
 		var s train.Score
-		if s, err = evaluate(m, tokens, *batch, res.Stride); err == nil {
+		progress := cli.Reporter(stderr, cli.Logger(stderr)).Evaluation(fmt.Sprintf("%s split, windows advanced by %d", *split, res.Stride))
+		if s, err = evaluate(ctx, m, tokens, *batch, res.Stride, progress); err == nil {
 			acc := s.Accuracy()
 			res.Loss, res.Bytes, res.Accuracy = s.Nats, s.Scored, &acc
 		}
@@ -278,14 +286,15 @@ func printBaselines(w io.Writer, corpus, split string, res []ngram.Result, score
 		corpus, split, ngram.Format(res), scored)
 }
 
-// evaluate is the score of the model on tokens, in windows advanced by stride.
-func evaluate(m *model.Model, tokens []uint8, batch, stride int) (train.Score, error) {
+// evaluate is the score of the model on tokens, in windows advanced by stride, told to
+// progress; a cancelled ctx stops it between batches.
+func evaluate(ctx context.Context, m *model.Model, tokens []uint8, batch, stride int, progress train.EvalProgress) (train.Score, error) {
 	p, err := m.NewProgram(model.Eval, batch)
 	if err != nil {
 		return train.Score{}, err
 	}
 	defer p.Close()
-	return train.EvaluateScore(p, tokens, stride)
+	return train.EvaluateScore(ctx, p, tokens, stride, progress)
 }
 
 // printAblation writes the ablation table: the attention removed, bpc, and the change

@@ -72,6 +72,17 @@ func TestEvalRejectsBadArguments(t *testing.T) {
 			t.Errorf("-ablate %s: error %v, want one naming -ablate", v, err)
 		}
 	}
+	for _, args := range [][]string{{"-batch", "0"}, {"-batch", "100000000000"}, {"-batch", "100000000000", "-ablate", "attention"}} {
+		var stdout, stderr bytes.Buffer
+		want := "evaluation needs an estimated"
+		if args[1] == "0" {
+			want = "-batch 0"
+		}
+		err := run(context.Background(), append([]string{"-ckpt", out}, args...), &stdout, &stderr)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%v: error %v, want one containing %q", args, err, want)
+		}
+	}
 }
 
 // trainedRun trains a contractive-l2 model of the given depth for a few steps on a short

@@ -72,6 +72,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if len(ids) > m.Cfg.Context {
 		return fmt.Errorf("-prompt: %d bytes, want at most the model's context of %d", len(ids), m.Cfg.Context)
 	}
+	need, err := model.EstimateDecoderMemory(m.Cfg, *samples)
+	if err != nil {
+		return err
+	}
+	if err := cli.CheckMemory("sampling", need); err != nil {
+		return err
+	}
 	d, err := m.NewBatchDecoder(*samples)
 	if err != nil {
 		return err

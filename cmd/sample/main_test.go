@@ -98,6 +98,7 @@ func TestSampleRejectsBadInput(t *testing.T) {
 		{[]string{"-ckpt", dir, "-window", "wrap"}, `-window: window policy "wrap", want shift or slide`},
 		{[]string{"-ckpt", dir, "-prompt", "abcabcabc"}, "-prompt: 9 bytes, want at most the model's context of 8"},
 		{[]string{}, "-ckpt"},
+		{[]string{"-ckpt", dir, "-prompt", "a", "-samples", "100000000000"}, "sampling needs an estimated"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if err := run(c.args, &stdout, &stderr); err == nil || !strings.Contains(err.Error(), c.want) {

@@ -22,6 +22,30 @@ func TestHelpAndExtraArguments(t *testing.T) {
 	})
 }
 
+// TestHugeConfigurationsAreRefused: configurations whose memory no machine has are refused
+// with the estimate and the limit, before the corpus is read (a missing file here) and
+// before anything is written.
+func TestHugeConfigurationsAreRefused(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing.txt")
+	for _, args := range [][]string{
+		{"-batch", "100000000", "-layers", "1", "-width", "32"},
+		{"-ctx", "10000000", "-layers", "1", "-width", "32"},
+		{"-width", "1000000"},
+	} {
+		out := filepath.Join(t.TempDir(), "run")
+		var stdout, stderr bytes.Buffer
+		err := run(context.Background(), append([]string{"-data", missing, "-out", out}, args...), &stdout, &stderr)
+		for _, want := range []string{"training needs an estimated", "activations and gradients", "more than", "reduce the batch"} {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%v: error %v, want one containing %q", args, err, want)
+			}
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%v: %s was created", args, out)
+		}
+	}
+}
+
 // TestFlagsAreCheckedBeforeAnyWork: a bad flag is reported before the corpus is read (here
 // a missing file, whose error would come first otherwise) or a run starts.
 func TestFlagsAreCheckedBeforeAnyWork(t *testing.T) {

@@ -1,7 +1,7 @@
 // Command train trains a byte-level transformer language model and writes its metrics,
 // checkpoints and summary to an output directory.
 //
-//	go run ./cmd/train                                  # a small certified model on the default corpus
+//	go run ./cmd/train                                  # a small certified model on the default corpus, in out/contractive-l2-opticks-DATE-TIME
 //	go run ./cmd/train -arch dp -data shakespeare -steps 2000
 //	go run ./cmd/train -config configs/shakespeare.toml -arch dp   # a named configuration
 //	go run ./cmd/train -resume out/run1 -steps 4000     # continue a run
@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"lipformer/cmd/internal/trainflags"
 	"lipformer/data"
@@ -97,11 +98,12 @@ func runOn(ctx context.Context, comm dist.Comm, args []string, stdout, stderr io
 	cfg.Arch = spec.ContractiveL2        // certified attention that learns: clearly below the trigram in 1500 steps
 	opt.Steps, opt.EvalEvery = 1500, 100 // about 2 minutes on 2 cores
 	dataDir := trainflags.Add(fs, &cfg, &opt)
-	out := fs.String("out", "out/run", "output directory")
+	out := fs.String("out", "", "output directory (default: a new directory in out/ named from the config or architecture, the corpus and the start time, e.g. out/contractive-l2-opticks-20261202-0735)")
 	resume := fs.String("resume", "", "continue the run in this directory")
 	asJSON := fs.Bool("json", false, "print the summary as JSON on stdout")
 	sampleLen := fs.Int("sample", 300, "bytes to sample from the final model (0: none)")
 	certify := fs.Bool("certify", false, "add the certified Lipschitz constants of the final weights to the summary (see cmd/lipschitz -ckpt); always for a model bounded end to end (-lip-k)")
+	progressEvery := fs.Duration("progress-every", train.DefaultProgressEvery, "time between progress lines (step, loss, ms/step, tokens/s, elapsed, time left; evaluations' batches) when stderr is not a terminal, where a bar is drawn instead; 0: none")
 	trainflags.AddConfig(fs)
 	if err := trainflags.ApplyConfig(fs, args); err != nil {
 		return err
@@ -120,6 +122,8 @@ func runOn(ctx context.Context, comm dist.Comm, args []string, stdout, stderr io
 	switch {
 	case *resume != "" && trainflags.Given(fs, "config"):
 		return fmt.Errorf("-config with -resume: a run resumes with the settings stored in its checkpoint")
+	case *progressEvery < 0:
+		return fmt.Errorf("-progress-every %v, want >= 0 (0: no progress lines)", *progressEvery)
 	case *sampleLen < 0:
 		return fmt.Errorf("-sample %d, want >= 0", *sampleLen)
 	case *asJSON && *sampleLen > 0 && trainflags.Given(fs, "sample"):
@@ -130,6 +134,12 @@ func runOn(ctx context.Context, comm dist.Comm, args []string, stdout, stderr io
 		check.Vocab = 256 // any vocabulary of bytes: the corpus is not loaded yet
 		if err := check.Validate(); err != nil {
 			return err
+		}
+		if !trainflags.Given(fs, "out") {
+			var err error
+			if *out, err = train.NewRunDir("out", train.RunName(fs.Lookup("config").Value.String(), cfg.Arch.String(), opt.Data, time.Now())); err != nil {
+				return err
+			}
 		}
 		d, err := train.OpenRun(*out)
 		if err != nil {
@@ -154,9 +164,27 @@ func runOn(ctx context.Context, comm dist.Comm, args []string, stdout, stderr io
 			return err
 		}
 	}
-	r.Log, r.Progress, r.Certify = log, cli.Progress(os.Stderr), *certify
+	if *resume == "" {
+		log.Info("run directory " + r.Out)
+	}
+	r.Log, r.Progress, r.Certify, r.ProgressEvery = log, cli.Progress(os.Stderr), *certify, *progressEvery
+	if *progressEvery == 0 {
+		r.ProgressEvery = -1 // Run's 0 is the default
+	}
 	replicate(r, comm)
+	mcfg := cfg
+	if r.Model != nil {
+		mcfg = r.Model.Cfg
+	}
+	if _, err := checkMemory(mcfg, r.Opt, comm.Size(), 0); err != nil { // before a corpus is read or downloaded
+		return err
+	}
 	corpus, err := cli.LoadCorpus(ctx, spec, r.Opt.Split, *dataDir, log)
+	if err != nil {
+		return err
+	}
+	mcfg.Vocab = corpus.Vocab.Size()
+	mem, err := checkMemory(mcfg, r.Opt, comm.Size(), corpus.Size)
 	if err != nil {
 		return err
 	}
@@ -168,7 +196,7 @@ func runOn(ctx context.Context, comm dist.Comm, args []string, stdout, stderr io
 	}
 	r.Corpus = corpus
 	log.Info("training", "arch", r.Model.Cfg.Arch, "params", r.Model.NumParams(), "corpus", corpus.Name,
-		"train_bytes", len(corpus.Train), "vocab", corpus.Vocab.Size(), "out", r.Out)
+		"train_bytes", len(corpus.Train), "vocab", corpus.Vocab.Size(), "out", r.Out, "memory", mem.String())
 	if err := comm.Barrier(); err != nil { // every replica has checked the directory before rank 0 takes it
 		return err
 	}
@@ -185,7 +213,8 @@ func runOn(ctx context.Context, comm dist.Comm, args []string, stdout, stderr io
 // resumeRun returns the run of the latest checkpoint of dir; only -steps, -data, -data-dir,
 // -json, -sample, -certify and an -out naming dir itself may be given with -resume
 // (train.FixedOnResume). It refuses a directory another process trains in, and a run that
-// -steps (or, without it, the run's own number of steps) leaves nothing to train. An
+// -steps (or, without it, the run's own number of steps) leaves nothing to train, but for
+// one stopped during its final evaluation, which it resumes to compute it. An
 // unreadable summary is warned of: the resume needs only the checkpoint and the metrics
 // log, and writes a new summary.
 func resumeRun(fs *flag.FlagSet, dir, out string, steps int, log *slog.Logger) (*train.Run, error) {
@@ -202,6 +231,10 @@ func resumeRun(fs *flag.FlagSet, dir, out string, steps int, log *slog.Logger) (
 	if err := d.SummaryError(); err != nil {
 		log.Warn("the summary file is unreadable: resuming from the checkpoint and the metrics log, and writing a new summary at the end", "error", err)
 	}
+	act, err := d.Action()
+	if err != nil {
+		return nil, fmt.Errorf("-resume %s: %w", dir, err)
+	}
 	r, at, err := d.Resume()
 	if err != nil {
 		return nil, fmt.Errorf("-resume %s: %w", dir, err)
@@ -211,6 +244,8 @@ func resumeRun(fs *flag.FlagSet, dir, out string, steps int, log *slog.Logger) (
 		return nil, fmt.Errorf("-steps %d: run %s is at step %d already; -steps must exceed %d to continue it", steps, dir, at, at)
 	case trainflags.Given(fs, "steps"):
 		r.Opt.Steps = steps
+	case at == r.Opt.Steps && act == train.ActResume:
+		log.Info("all steps are trained: computing the final evaluation the run was stopped in")
 	case at >= r.Opt.Steps:
 		return nil, fmt.Errorf("run %s finished at step %d; give -steps M > %d to continue it", dir, at, at)
 	}
@@ -285,4 +320,15 @@ func sameDir(a, b string) bool {
 	absA, errA := filepath.Abs(a)
 	absB, errB := filepath.Abs(b)
 	return errA == nil && errB == nil && absA == absB
+}
+
+// checkMemory estimates the memory of a process of the training run of cfg and opt with
+// `replicas` processes and a corpus of corpusBytes bytes, and refuses it when it exceeds
+// the limit of the machine (cli.CheckMemory), before anything of that size is allocated.
+func checkMemory(cfg model.Config, opt train.Options, replicas, corpusBytes int) (model.Memory, error) {
+	need, err := train.EstimateMemory(cfg, opt, replicas, corpusBytes)
+	if err != nil {
+		return need, err
+	}
+	return need, cli.CheckMemory("training", need)
 }

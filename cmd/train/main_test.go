@@ -242,3 +242,52 @@ func TestDivergedRunReport(t *testing.T) {
 		t.Errorf("error %q names %s (saved: %v)", err, train.LatestFile, statErr == nil)
 	}
 }
+
+// TestInterruptedReport: a run interrupted before its last step is told to resume; one
+// interrupted during its final evaluation, all steps done, that a resume computes its
+// final scores.
+func TestInterruptedReport(t *testing.T) {
+	r := &train.Run{Out: "out/x"}
+	for _, c := range []struct {
+		steps int
+		want  string
+	}{{5, "interrupted: resume with -resume out/x"}, {10, "interrupted during the final evaluation, after all 10 steps: no final scores; -resume out/x computes them"}} {
+		sum := &train.Summary{Interrupted: true, Steps: c.steps, Options: train.Options{Steps: 10}, TokensPerS: train.NotMeasured()}
+		var out bytes.Buffer
+		if err := report(&out, r, sum, false, 0); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out.String(), c.want) {
+			t.Errorf("%d of 10 steps: report\n%s\nwant %q", c.steps, out.String(), c.want)
+		}
+	}
+}
+
+// TestResumeFinishesAnInterruptedFinalEvaluation: -resume of a run whose summary says it
+// was interrupted after its last step (during its final evaluation) trains no step and
+// prints the final scores, with the validation of the last step logged once.
+func TestResumeFinishesAnInterruptedFinalEvaluation(t *testing.T) {
+	_, out := tinyRun(t, 6)
+	path := filepath.Join(out, train.SummaryFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, bytes.Replace(b, []byte(`"interrupted": false`), []byte(`"interrupted": true`), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"-resume", out, "-sample", "0"}, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	if s := stdout.String(); !strings.Contains(s, "test bpc") || !strings.Contains(stderr.String(), "computing the final evaluation") {
+		t.Errorf("stdout:\n%s\nstderr:\n%s\nwant the final scores", s, stderr.String())
+	}
+	m, err := train.ReadMetrics(filepath.Join(out, train.MetricsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Train) != 6 || len(m.Eval) != 2 || m.Eval[1].Step != 6 {
+		t.Errorf("%d train rows, eval rows %+v; want 6 and validations at steps 3 and 6", len(m.Train), m.Eval)
+	}
+}

@@ -24,6 +24,10 @@ func report(w io.Writer, r *train.Run, sum *train.Summary, asJSON bool, sampleLe
 		speed = fmt.Sprintf(" (%.0f tokens/s)", float64(sum.TokensPerS))
 	}
 	fmt.Fprintf(w, "%s on %s: %d steps in %.0f s%s, %d parameters\n", sum.Model.Arch, sum.Corpus, sum.Steps, sum.Seconds, speed, sum.Params)
+	if sum.Interrupted && sum.Steps >= sum.Options.Steps {
+		fmt.Fprintf(w, "interrupted during the final evaluation, after all %d steps: no final scores; -resume %s computes them\n", sum.Steps, r.Out)
+		return nil
+	}
 	if sum.Interrupted {
 		fmt.Fprintf(w, "interrupted: resume with -resume %s\n", r.Out)
 		return nil

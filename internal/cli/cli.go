@@ -19,6 +19,8 @@ import (
 	"golang.org/x/term"
 
 	"lipformer/data"
+	"lipformer/internal/sysmem"
+	"lipformer/model"
 	"lipformer/train"
 )
 
@@ -75,6 +77,16 @@ func Progress(f *os.File) io.Writer {
 		return nil
 	}
 	return f
+}
+
+// Reporter shows the progress of long work on w: a progress bar when Progress would draw
+// on w, else a line on log every train.DefaultProgressEvery.
+func Reporter(w io.Writer, log *slog.Logger) train.Reporter {
+	r := train.Reporter{Log: log, Every: train.DefaultProgressEvery}
+	if f, ok := w.(*os.File); ok {
+		r.Bar = Progress(f)
+	}
+	return r
 }
 
 // Logger logs human-readable lines to w.
@@ -185,4 +197,15 @@ func Bar(w io.Writer, n int, desc string) *progressbar.ProgressBar {
 func Alias(flags *flag.FlagSet, old, name string) {
 	f := flags.Lookup(name)
 	flags.Var(f.Value, old, "deprecated name of -"+name)
+}
+
+// CheckMemory refuses work whose estimated memory need exceeds what this process may use
+// (sysmem: the memory available, the address-space limit and the cgroup limit), with an
+// error that gives the estimate and the limit; what names the work ("training").
+func CheckMemory(what string, need model.Memory) error {
+	lim, err := sysmem.System().Find()
+	if err != nil {
+		return fmt.Errorf("memory limit: %w", err)
+	}
+	return sysmem.Fits(what, need, lim)
 }
