@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"lipformer/data"
+	"lipformer/internal/stats"
 	"lipformer/model"
 )
 
@@ -92,7 +93,7 @@ type RadiusPoint struct {
 // Report summarises r at the radii asked for and along a curve of curve points (0: none).
 func (r *Radii) Report(radii []float64, curve int) RadiusReport {
 	rep := RadiusReport{Certificate: r.Bound.Whole, Body: r.Bound.Body, Unbounded: r.Bound.Why, Scored: len(r.PerClass),
-		MedianRadius: Figure(median(r.PerClass)), MedianRadiusWhole: Figure(median(r.Whole)),
+		MedianRadius: Figure(medianOrNaN(r.PerClass)), MedianRadiusWhole: Figure(medianOrNaN(r.Whole)),
 		NearestBytes: r.Bound.NearestBytes, FarthestBytes: r.Bound.FarthestBytes, AnySubstitution: r.at(r.Bound.FarthestBytes)}
 	for _, R := range radii {
 		rep.Points = append(rep.Points, r.at(R))
@@ -136,22 +137,15 @@ func (r *Radii) at(R float64) RadiusPoint {
 	return RadiusPoint{R: R, Certified: float64(per) / n, CertifiedWhole: float64(whole) / n, CertifiedCorrect: float64(right) / n}
 }
 
-// median is the median of xs (the mean of the middle two for an even count), NaN when
-// empty.
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
 // quantile is the q-quantile of the sorted xs, the element at rank floor(q (n-1)).
 func quantile(sorted []float64, q float64) float64 {
 	return sorted[int(q*float64(len(sorted)-1))]
+}
+
+// medianOrNaN is the median of xs, NaN (not measured) when xs is empty.
+func medianOrNaN(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	return stats.Median(xs)
 }
