@@ -25,7 +25,8 @@ const (
 // power iterations run to convergence, compiled as a stack. The architecture
 // "invertible-l2+gain" is invertible-l2 whose MLP branches have an input gain of 4;
 // "invertible-l2+ball" is the certified recipe (token2 bound, temperatures, position bias,
-// MLP gain) with a ball norm of radius 0.3 sqrt(D) before each branch.
+// MLP gain) with a ball norm of radius 0.3 sqrt(D) before each branch; "invertible-l2+mlps"
+// the certified recipe with three MLP sub-blocks per block.
 func testStack(t *testing.T, arch string, seed uint64) (*model.Model, *Stack) {
 	t.Helper()
 	name, variant, _ := strings.Cut(arch, "+")
@@ -41,6 +42,9 @@ func testStack(t *testing.T, arch string, seed uint64) (*model.Model, *Stack) {
 	case "ball":
 		cfg = cfg.WithCertifiedRecipe()
 		cfg.Norm, cfg.BallRadius = spec.BallPre, 0.3
+	case "mlps":
+		cfg = cfg.WithCertifiedRecipe()
+		cfg.MLPBlocks = 3
 	}
 	m, err := model.New(cfg, seed)
 	if err != nil {

@@ -14,7 +14,8 @@ import (
 )
 
 // Stack is the invertible stack of a model, between the embeddings and the final
-// LayerNorm: its residual sub-blocks in forward order (h0.attn, h0.mlp, h1.attn, ...),
+// LayerNorm: its residual sub-blocks in forward order (h0.attn, h0.mlp[, h0.mlp1, ...],
+// h1.attn, ...),
 // compiled for batches of B sequences of T = context tokens.
 type Stack struct {
 	Subs []*SubBlock
@@ -47,13 +48,17 @@ func NewStack(m *model.Model, batch int) (*Stack, error) {
 			}
 			return l, true
 		}
-		mlpLip := func() (float64, bool) { return b.MLP.Lipschitz2(), true }
-		for _, sb := range []struct {
+		type sub struct {
 			name   string
 			norm   Norm
 			branch func(*layers.Graph, *G.Node) (*G.Node, error)
 			lip    func() (float64, bool)
-		}{{fmt.Sprintf("h%d.attn", i), attnNorm, b.AttnBranch, attnLip}, {fmt.Sprintf("h%d.mlp", i), Token2, b.MLPBranch, mlpLip}} {
+		}
+		subs := []sub{{fmt.Sprintf("h%d.attn", i), attnNorm, b.AttnBranch, attnLip}}
+		for k, mlp := range b.MLPs {
+			subs = append(subs, sub{fmt.Sprintf("h%d.%s", i, layers.MLPName(k)), Token2, b.MLPBranch(k), func() (float64, bool) { return mlp.Lipschitz2(), true }})
+		}
+		for _, sb := range subs {
 			s, err := newSubBlock(sb.name, sb.norm, sb.branch, sb.lip, batch, t, d)
 			if err != nil {
 				st.Close()

@@ -15,7 +15,7 @@ import (
 // TestStackIsTheModel: the embeddings run through the stack, then the final LayerNorm and
 // the head in plain Go, give the logits of the model's own sampling program.
 func TestStackIsTheModel(t *testing.T) {
-	for _, arch := range []string{"invertible-l2", "invertible-l2+gain", "invertible-l2+ball", "invertible-dp"} {
+	for _, arch := range []string{"invertible-l2", "invertible-l2+gain", "invertible-l2+ball", "invertible-l2+mlps", "invertible-dp"} {
 		m, st := testStack(t, arch, 8)
 		ids := randomIDs(m, 9)
 		x, err := Embed(m, ids)
@@ -64,9 +64,29 @@ func TestStackIsTheModel(t *testing.T) {
 }
 
 // TestStackInverts: the stack's output on embedded tokens is inverted, last sub-block
-// first, back to the embeddings, and every sub-block's input is reconstructed.
+// first, back to the embeddings, and every sub-block's input is reconstructed; with three
+// MLP sub-blocks per block the stack has four sub-blocks a block, named as the certificate
+// names its factors.
 func TestStackInverts(t *testing.T) {
-	m, st := testStack(t, "invertible-l2", 8)
+	for _, arch := range []string{"invertible-l2", "invertible-l2+mlps"} {
+		t.Run(arch, func(t *testing.T) { testStackInverts(t, arch) })
+	}
+}
+
+func testStackInverts(t *testing.T, arch string) {
+	m, st := testStack(t, arch, 8)
+	if len(st.Subs) != m.Cfg.SubBlocks() {
+		t.Fatalf("%d sub-blocks, want %d", len(st.Subs), m.Cfg.SubBlocks())
+	}
+	cert, err := m.Certificate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range st.Subs {
+		if f := cert.Factors[i]; f.Name != s.Name {
+			t.Errorf("sub-block %d is %s, the certificate's factor %d %s", i, s.Name, i, f.Name)
+		}
+	}
 	x, err := Embed(m, randomIDs(m, 10))
 	if err != nil {
 		t.Fatal(err)

@@ -12,8 +12,9 @@ import (
 )
 
 // InvertibleBlock is a transformer block of two invertible residual sub-blocks without
-// LayerNorm (docs/math.md, "Contraction and inversion"): x = x + A(x); x = x + M(x), each
-// branch c-Lipschitz in its own norm, so each sub-block can be inverted by fixed-point
+// LayerNorm (docs/math.md, "Contraction and inversion"): x = x + A(x); then x = x + M_k(x)
+// for each of its MLP branches k = 0..m-1 (m = 1 unless spec.Model.MLPBlocks says more),
+// each branch c-Lipschitz in its own norm, so each sub-block can be inverted by fixed-point
 // iteration on its own.
 //   - A, the attention branch: contractive tied L2 attention (Attn.LipC = c), c-Lipschitz
 //     in the inf-norm of the sequence under the kim and product bounds, in the token norm
@@ -21,19 +22,19 @@ import (
 //     negative control (Kind dp), dp attention with W^V and W^O divided by their spectral
 //     norm estimates and the result times c: the naive normalisation that ignores P's
 //     dependence on X, with no bound at all.
-//   - M, the MLP branch: a SpectralMLP, about c-Lipschitz in each token's 2-norm.
+//   - M_k, the MLP branches: SpectralMLPs, about c-Lipschitz in each token's 2-norm.
 //
 // With Norm ball each branch starts with a BallNorm, 1-Lipschitz in the token norm: A(B1(x))
-// and M(B2(x)), still c-Lipschitz under the token2 bound.
+// and M_k(B2(x)), the MLP branches sharing B2, still c-Lipschitz under the token2 bound.
 type InvertibleBlock struct {
 	Ball1   *BallNorm // before A, or nil
 	Ball2   *BallNorm // before M, or nil
 	Attn    *Attention
-	VNorm   *SpectralNorm // dp: the normalisation of W^V; nil for L2
-	ONorm   *SpectralNorm // dp: the normalisation of W^O; nil for L2
-	MLP     *SpectralMLP
-	C       float64 // the Lipschitz coefficient c
-	Dropout float64 // on each branch's output, in training graphs
+	VNorm   *SpectralNorm  // dp: the normalisation of W^V; nil for L2
+	ONorm   *SpectralNorm  // dp: the normalisation of W^O; nil for L2
+	MLPs    []*SpectralMLP // the MLP branches in forward order
+	C       float64        // the Lipschitz coefficient c
+	Dropout float64        // on each branch's output, in training graphs
 	// AttnOff makes Forward skip the attention sub-block: x passes unchanged, an ablation
 	// for evaluation graphs. Forward reads it when it builds a graph; AttnBranch and the
 	// rest of the block's methods ignore it.
@@ -71,22 +72,41 @@ func NewInvertibleBlock(name string, s spec.Model, rng *rand.Rand) (*InvertibleB
 	if s.Arch == spec.InvertibleDP {
 		b.VNorm, b.ONorm = NewSpectralNorm(attn.WV, rng), NewSpectralNorm(attn.WO, rng)
 	}
-	b.MLP = NewSpectralMLP(name+".mlp", s.Width, s.HiddenWidth(), s.LipC, s.Std, s.Dtype.Tensor(), rng)
-	if s.MLPGain > 0 {
-		b.MLP.AddGain(name+".mlp", math.Log(s.MLPGain))
+	for k := range s.MLPSubBlocks() {
+		mlpName := name + "." + MLPName(k)
+		mlp := NewSpectralMLP(mlpName, s.Width, s.HiddenWidth(), s.LipC, s.Std, s.Dtype.Tensor(), rng)
+		if s.MLPGain > 0 {
+			mlp.AddGain(mlpName, math.Log(s.MLPGain))
+		}
+		b.MLPs = append(b.MLPs, mlp)
 	}
 	return b, nil
 }
 
-// Forward maps x (B*T, D) to (B*T, D); with AttnOff, through the MLP sub-block alone.
+// MLPName names MLP sub-block k of an invertible block, as its parameters and its
+// certificate factor are named: mlp, mlp1, mlp2, ... (the first keeps the name of a block
+// with one MLP).
+func MLPName(k int) string {
+	if k == 0 {
+		return "mlp"
+	}
+	return fmt.Sprintf("mlp%d", k)
+}
+
+// Forward maps x (B*T, D) to (B*T, D); with AttnOff, through the MLP sub-blocks alone.
 func (b *InvertibleBlock) Forward(g *Graph, x *G.Node) (*G.Node, error) {
+	var err error
 	if !b.AttnOff {
-		var err error
 		if x, err = b.residual(g, x, b.AttnBranch); err != nil {
 			return nil, err
 		}
 	}
-	return b.residual(g, x, b.MLPBranch)
+	for k := range b.MLPs {
+		if x, err = b.residual(g, x, b.MLPBranch(k)); err != nil {
+			return nil, err
+		}
+	}
+	return x, nil
 }
 
 // residual is x + dropout(f(x)).
@@ -110,13 +130,15 @@ func (b *InvertibleBlock) AttnBranch(g *Graph, x *G.Node) (*G.Node, error) {
 	return b.Attn.forward(g, x, b.attnWeight(g))
 }
 
-// MLPBranch is the MLP branch, M(B2(x)) or M(x), mapping x (B*T, D) to (B*T, D).
-func (b *InvertibleBlock) MLPBranch(g *Graph, x *G.Node) (*G.Node, error) {
-	x, err := normed(g, b.Ball2, x)
-	if err != nil {
-		return nil, err
+// MLPBranch is MLP branch k, M_k(B2(x)) or M_k(x), mapping x (B*T, D) to (B*T, D).
+func (b *InvertibleBlock) MLPBranch(k int) func(*Graph, *G.Node) (*G.Node, error) {
+	return func(g *Graph, x *G.Node) (*G.Node, error) {
+		x, err := normed(g, b.Ball2, x)
+		if err != nil {
+			return nil, err
+		}
+		return b.MLPs[k].Forward(g, x)
 	}
-	return b.MLP.Forward(g, x)
 }
 
 // normed is ball's output on x, or x for a nil ball.
@@ -162,8 +184,8 @@ func (b *InvertibleBlock) NaiveAttnLipschitz2() float64 {
 	return b.C * b.VNorm.Lipschitz2() * b.ONorm.Lipschitz2()
 }
 
-// Params returns the block's parameters in the order Forward uses them: each branch's
-// ball norm, when present, before the branch.
+// Params returns the block's parameters in the order Forward uses them: each ball norm,
+// when present, before the first branch it serves.
 func (b *InvertibleBlock) Params() []*Param {
 	var ps []*Param
 	if b.Ball1 != nil {
@@ -173,12 +195,18 @@ func (b *InvertibleBlock) Params() []*Param {
 	if b.Ball2 != nil {
 		ps = append(ps, b.Ball2.Params()...)
 	}
-	return append(ps, b.MLP.Params()...)
+	for _, mlp := range b.MLPs {
+		ps = append(ps, mlp.Params()...)
+	}
+	return ps
 }
 
 // SpectralNorms returns every spectral normalisation of the block.
 func (b *InvertibleBlock) SpectralNorms() []*SpectralNorm {
-	sn := b.MLP.SpectralNorms()
+	var sn []*SpectralNorm
+	for _, mlp := range b.MLPs {
+		sn = append(sn, mlp.SpectralNorms()...)
+	}
 	if b.VNorm != nil {
 		sn = append([]*SpectralNorm{b.VNorm, b.ONorm}, sn...)
 	}

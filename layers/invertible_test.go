@@ -11,24 +11,34 @@ import (
 )
 
 // testInvertible is an invertible block of width 6 (2 heads, hidden 12, context 4) with
-// nonzero biases and weights large enough for the contractive scale to act.
-func testInvertible(t *testing.T, kind ops.AttentionKind) *InvertibleBlock {
+// the given number of MLP sub-blocks, nonzero biases and weights large enough for the
+// contractive scale to act.
+func testInvertible(t *testing.T, kind ops.AttentionKind, mlps int) *InvertibleBlock {
 	t.Helper()
-	cfg := spec.Model{Width: 6, Heads: 2, Hidden: 12, Arch: invArch(kind), Std: 0.6, Layers: 1, LipC: 0.9, Context: 4}
+	cfg := spec.Model{Width: 6, Heads: 2, Hidden: 12, Arch: invArch(kind), Std: 0.6, Layers: 1, LipC: 0.9, Context: 4, MLPBlocks: mlps}
 	b, err := NewInvertibleBlock("inv", withDtype(cfg, spec.Float64), rng(9))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.MLP.Fc.B.fillNormal(rng(10), 0.3)
-	b.MLP.Proj.B.fillNormal(rng(11), 0.3)
+	if len(b.MLPs) != max(mlps, 1) {
+		t.Fatalf("%d MLP branches for mlp_blocks %d", len(b.MLPs), mlps)
+	}
+	for k, mlp := range b.MLPs {
+		mlp.Fc.B.fillNormal(rng(uint64(10+2*k)), 0.3)
+		mlp.Proj.B.fillNormal(rng(uint64(11+2*k)), 0.3)
+	}
 	return b
 }
 
-// TestInvertibleBlockMatchesReference: x + A(x) then + M(x), with A the plain-Go attention
-// times min(1, c / UB_inf) for L2 and times c / (sigma_V sigma_O) for dp.
+// TestInvertibleBlockMatchesReference: x + A(x) then + M_k(x) for each MLP branch in turn,
+// with A the plain-Go attention times min(1, c / UB_inf) for L2 and times
+// c / (sigma_V sigma_O) for dp; with one and with three MLP sub-blocks.
 func TestInvertibleBlockMatchesReference(t *testing.T) {
-	for _, kind := range []ops.AttentionKind{ops.L2, ops.DotProduct} {
-		b := testInvertible(t, kind)
+	for _, c := range []struct {
+		kind ops.AttentionKind
+		mlps int
+	}{{ops.L2, 0}, {ops.DotProduct, 0}, {ops.L2, 3}} {
+		kind, b := c.kind, testInvertible(t, c.kind, c.mlps)
 		var scale float64
 		if kind == ops.L2 {
 			wq, wv, wo, err := b.Attn.boundWeights()
@@ -52,19 +62,24 @@ func TestInvertibleBlockMatchesReference(t *testing.T) {
 				h[i][j] += scale * r[j]
 			}
 		}
-		for i, r := range spectralMLPRef(t, b.MLP, h) {
-			for j := range r {
-				h[i][j] += r[j]
+		for _, mlp := range b.MLPs {
+			for i, r := range spectralMLPRef(t, mlp, h) {
+				for j := range r {
+					h[i][j] += r[j]
+				}
 			}
 		}
-		assertRows(t, fmt.Sprintf("invertible %v", kind), forward(t, x, 2, 4, b.Forward), h, 1e-12)
+		assertRows(t, fmt.Sprintf("invertible %v, %d MLPs", kind, len(b.MLPs)), forward(t, x, 2, 4, b.Forward), h, 1e-12)
 	}
 }
 
 func TestInvertibleBlockGradient(t *testing.T) {
-	for _, kind := range []ops.AttentionKind{ops.L2, ops.DotProduct} {
-		b := testInvertible(t, kind)
-		checkGrad(t, fmt.Sprintf("invertible %v", kind), b.Params(), gradcheck.Rand(5, 1, 2*4, 6), 2, 4, b.Forward)
+	for _, c := range []struct {
+		kind ops.AttentionKind
+		mlps int
+	}{{ops.L2, 0}, {ops.DotProduct, 0}, {ops.L2, 2}} {
+		b := testInvertible(t, c.kind, c.mlps)
+		checkGrad(t, fmt.Sprintf("invertible %v, %d MLPs", c.kind, len(b.MLPs)), b.Params(), gradcheck.Rand(5, 1, 2*4, 6), 2, 4, b.Forward)
 	}
 }
 

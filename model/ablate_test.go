@@ -154,7 +154,9 @@ func mlpOnlyLoss(t *testing.T, m *Model, seed uint64) float64 {
 				x = must(b.LN2.Forward(g, x))
 			}
 		case *layers.InvertibleBlock:
-			x = must(ops.Add(x, must(b.MLP.Forward(g, x))))
+			for _, mlp := range b.MLPs {
+				x = must(ops.Add(x, must(mlp.Forward(g, x))))
+			}
 		}
 	}
 	x = must(m.Final.Forward(g, x))

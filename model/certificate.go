@@ -239,18 +239,23 @@ func invertibleBlockFactors(i int, b *layers.InvertibleBlock, n int) ([]Factor, 
 	if b.VNorm != nil {
 		attn.Note = fmt.Sprintf("naive dp normalisation assumes %.3g, which is no bound", b.NaiveAttnLipschitz2())
 	}
-	fc, pr := b.MLP.Fc, b.MLP.Proj
-	mlpInf := fc.C * fc.Linear.LipschitzInf() / fc.SN.Sigma() * pr.C * pr.Linear.LipschitzInf() / pr.SN.Sigma()
-	mlp := Factor{Inf: Bound(mlpInf), Two: Bound(b.MLP.Lipschitz2()), Tok2: Bound(b.MLP.Lipschitz2()), Note: "spectrally normalised, ELU"}
 	norm := spec.NoLN
 	if b.Ball1 != nil {
 		norm = spec.BallPre
 	}
-	for _, part := range []struct {
+	type part struct {
 		name string
 		f    Factor
 		ball *layers.BallNorm
-	}{{"attn", attn, b.Ball1}, {"mlp", mlp, b.Ball2}} {
+	}
+	parts := []part{{"attn", attn, b.Ball1}}
+	for k, m := range b.MLPs {
+		fc, pr := m.Fc, m.Proj
+		mlpInf := fc.C * fc.Linear.LipschitzInf() / fc.SN.Sigma() * pr.C * pr.Linear.LipschitzInf() / pr.SN.Sigma()
+		mlp := Factor{Inf: Bound(mlpInf), Two: Bound(m.Lipschitz2()), Tok2: Bound(m.Lipschitz2()), Note: "spectrally normalised, ELU"}
+		parts = append(parts, part{layers.MLPName(k), mlp, b.Ball2})
+	}
+	for _, part := range parts {
 		f, err := residualFactor(part.f, nil, part.ball, norm)
 		if err != nil {
 			return nil, err

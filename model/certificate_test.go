@@ -68,22 +68,25 @@ func networkJacobian(t *testing.T, m *Model) func(x []float64) *mat.Dense {
 	}
 }
 
-// TestCertificateBoundsTheNetwork: for Lipschitz architectures and norm placements, the
-// exact Jacobian of the network at random embedded inputs never exceeds the certificate's
-// products, in either norm; dot-product attention gets no finite bound.
+// TestCertificateBoundsTheNetwork: for Lipschitz architectures, norm placements and
+// invertible blocks of several MLP sub-blocks (a factor each), the exact Jacobian of the
+// network at random embedded inputs never exceeds the certificate's products, in either
+// norm; dot-product attention gets no finite bound.
 func TestCertificateBoundsTheNetwork(t *testing.T) {
 	for _, c := range []struct {
 		arch, norm string
 		tie        bool
 		bound      string
 		temp       bool
+		mlps       int
 	}{
-		{"l2", "none", false, "", false}, {"l2", "pre", false, "", false}, {"l2", "post", false, "", false}, {"l2", "pre", true, "", false},
-		{"contractive-l2", "none", false, "", false}, {"invertible-l2", "none", false, "", false},
-		{"contractive-l2", "pre", false, "product", true}, {"invertible-l2", "none", false, "token2", true}, {"l2", "none", false, "", true},
-		{"l2", "ball", false, "", false}, {"contractive-l2", "ball", false, "token2", true}, {"invertible-l2", "ball", false, "token2", true},
+		{"l2", "none", false, "", false, 0}, {"l2", "pre", false, "", false, 0}, {"l2", "post", false, "", false, 0}, {"l2", "pre", true, "", false, 0},
+		{"contractive-l2", "none", false, "", false, 0}, {"invertible-l2", "none", false, "", false, 0},
+		{"contractive-l2", "pre", false, "product", true, 0}, {"invertible-l2", "none", false, "token2", true, 0}, {"l2", "none", false, "", true, 0},
+		{"l2", "ball", false, "", false, 0}, {"contractive-l2", "ball", false, "token2", true, 0}, {"invertible-l2", "ball", false, "token2", true, 0},
+		{"invertible-l2", "none", false, "token2", true, 3}, {"invertible-l2", "ball", false, "token2", true, 2},
 	} {
-		cfg := Config{Arch: mustArch(c.arch), Layers: 2, Heads: 2, Width: 4, Context: 4, Vocab: 5, Norm: mustNorm(c.norm), LipC: 0.9, Dtype: spec.Float64, Std: 0.5, Tie: c.tie, L2Bound: mustBound(c.bound), L2Temp: c.temp}
+		cfg := Config{Arch: mustArch(c.arch), Layers: 2, Heads: 2, Width: 4, Context: 4, Vocab: 5, Norm: mustNorm(c.norm), LipC: 0.9, Dtype: spec.Float64, Std: 0.5, Tie: c.tie, L2Bound: mustBound(c.bound), L2Temp: c.temp, MLPBlocks: c.mlps}
 		if c.norm == "ball" {
 			cfg.BallRadius = 0.3 // below the inputs' scales: the projection is active
 		}
@@ -95,7 +98,7 @@ func TestCertificateBoundsTheNetwork(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if math.IsInf(float64(cert.Inf), 1) || math.IsInf(float64(cert.Two), 1) || math.IsInf(float64(cert.Tok2), 1) || len(cert.Factors) != 2*cfg.Layers+2 {
+		if math.IsInf(float64(cert.Inf), 1) || math.IsInf(float64(cert.Two), 1) || math.IsInf(float64(cert.Tok2), 1) || len(cert.Factors) != cfg.SubBlocks()+2 {
 			t.Fatalf("%s %s: certificate %+v", c.arch, c.norm, cert)
 		}
 		jac := networkJacobian(t, m)

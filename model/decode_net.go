@@ -46,7 +46,13 @@ type attnScratch[T kernel.Float] struct {
 
 // blockPacks are a block's weight matrices packed once for products of several rows
 // (kernel.PackedWeights): all nil in float64 and where the processor has no sgemm kernel.
-type blockPacks struct{ packed, wo, fc, proj *kernel.PackedWeights }
+type blockPacks struct {
+	packed, wo *kernel.PackedWeights
+	mlps       []mlpPacks // one per MLP sub-block
+}
+
+// mlpPacks are one MLP sub-block's packed weights.
+type mlpPacks struct{ fc, proj *kernel.PackedWeights }
 
 // blockCache is what one block keeps of the cached positions, each sequence's and head's
 // keys and values contiguous, so that a step reads them in two streams; tied L2 keeps
@@ -79,8 +85,11 @@ func newDecoder[T kernel.Float](m *Model, b int) (*decoder[T], error) {
 	}
 	for _, bw := range blocks {
 		ld := len(bw.packed) / d
-		dec.packs = append(dec.packs, blockPacks{packed: packWeights(false, d, ld, bw.packed, ld),
-			wo: packWeights(false, d, d, bw.wo, d), fc: packWeights(false, d, f, bw.fc, f), proj: packWeights(false, f, d, bw.proj, d)})
+		pk := blockPacks{packed: packWeights(false, d, ld, bw.packed, ld), wo: packWeights(false, d, d, bw.wo, d)}
+		for _, mw := range bw.mlps {
+			pk.mlps = append(pk.mlps, mlpPacks{fc: packWeights(false, d, f, mw.fc, f), proj: packWeights(false, f, d, mw.proj, d)})
+		}
+		dec.packs = append(dec.packs, pk)
 	}
 	for _, bw := range blocks {
 		bc := blockCache[T]{k: make([]T, bt*d)}
@@ -175,8 +184,10 @@ func (dc *decoder[T]) runLane(tokens [][]int, out [][]float64, l lane) {
 		b, c, pk := &dc.blocks[i], &dc.caches[i], &dc.packs[i]
 		dc.attention(l, b, pk, c, dc.subInput(l, x, b.ln1))
 		dc.residual(l, x, b.ln1)
-		dc.mlp(l, b, pk, dc.subInput(l, x, b.ln2))
-		dc.residual(l, x, b.ln2)
+		for k := range b.mlps {
+			dc.mlp(l, b.elu, &b.mlps[k], &pk.mlps[k], dc.subInput(l, x, b.ln2))
+			dc.residual(l, x, b.ln2)
+		}
 	}
 	last := dc.last[l.lo*d : l.hi*d] // (lane sequences, D)
 	for s := range l.hi - l.lo {
@@ -336,9 +347,9 @@ func (dc *decoder[T]) attendSequence(par bool, b *blockWeights[T], c *blockCache
 }
 
 // mlp writes the MLP of the lane's rows in (lane rows, D) into its rows of dc.y: x W1 + b1,
-// GELU (ELU for the invertible blocks' spectral MLP), times W2 plus b2, the biases added
-// first as Linear does.
-func (dc *decoder[T]) mlp(l lane, b *blockWeights[T], pk *blockPacks, in []T) {
+// GELU (with elu, ELU: the invertible blocks' spectral MLP), times W2 plus b2, the biases
+// added first as Linear does.
+func (dc *decoder[T]) mlp(l lane, elu bool, b *mlpWeights[T], pk *mlpPacks, in []T) {
 	d, f, n := dc.width, dc.hidden, l.rows()
 	hid, act, y := of(dc.hid, l, f), of(dc.act, l, f), of(dc.y, l, d)
 	for r := range n {
@@ -346,7 +357,7 @@ func (dc *decoder[T]) mlp(l lane, b *blockWeights[T], pk *blockPacks, in []T) {
 		copy(y[r*d:(r+1)*d], b.prjB)
 	}
 	mulW(l, pk.fc, false, n, f, d, 1, in, d, b.fc, f, 1, hid, f)
-	if b.elu {
+	if elu {
 		kernel.ELU(act, hid)
 	} else {
 		kernel.GELU(act, hid)

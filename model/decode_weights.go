@@ -20,12 +20,17 @@ type blockWeights[T kernel.Float] struct {
 	// wo is W^O (D, D), times the contractive scale min(1, c / UB) if any; for tied L2
 	// blockdiag(M_1, ..., M_H) times that (foldL2Mix), so that the heads' P Q_h map straight
 	// to the output.
-	wo         []T
-	bias       []T // (H, L) position bias of the logits, or nil
+	wo       []T
+	bias     []T             // (H, L) position bias of the logits, or nil
+	mlps     []mlpWeights[T] // the MLP sub-blocks in order, each after ln2
+	elu      bool
+	ln1, ln2 *lnWeights[T] // nil without LayerNorm or BallNorm
+}
+
+// mlpWeights are the weights of one MLP sub-block as it applies them.
+type mlpWeights[T kernel.Float] struct {
 	fc, fcB    []T // (D, F), (F)
 	proj, prjB []T // (F, D), (D)
-	elu        bool
-	ln1, ln2   *lnWeights[T] // nil without LayerNorm or BallNorm
 }
 
 // lnWeights are a LayerNorm's gain and bias (D) and its eps, or a BallNorm's radius.
@@ -76,16 +81,19 @@ func normWeightsOf[T kernel.Float](ln *layers.LayerNorm, ball *layers.BallNorm) 
 // blockNodes are a block's weights as nodes of a graph that computes them from the
 // parameters.
 type blockNodes struct {
-	kind                 ops.AttentionKind
-	packed               G.Nodes // (D, D) each: W^Q, W^K, W^V, or for tied L2 W^Q alone
-	wv                   *G.Node // (D, D): tied L2's value map, for foldL2Mix; nil otherwise
-	wo                   *G.Node // (D, D)
-	bias                 *G.Node // (H, L) position bias, or nil
-	fc, fcB, proj, projB *G.Node
-	elu                  bool
-	ln1, ln2             *layers.LayerNorm
-	ball1, ball2         *layers.BallNorm
+	kind         ops.AttentionKind
+	packed       G.Nodes // (D, D) each: W^Q, W^K, W^V, or for tied L2 W^Q alone
+	wv           *G.Node // (D, D): tied L2's value map, for foldL2Mix; nil otherwise
+	wo           *G.Node // (D, D)
+	bias         *G.Node // (H, L) position bias, or nil
+	mlps         []mlpNodes
+	elu          bool
+	ln1, ln2     *layers.LayerNorm
+	ball1, ball2 *layers.BallNorm
 }
+
+// mlpNodes are one MLP sub-block's weights as nodes.
+type mlpNodes struct{ fc, fcB, proj, projB *G.Node }
 
 // blockWeightsOf evaluates the weights of every block of m, in m's dtype T.
 func blockWeightsOf[T kernel.Float](m *Model) ([]blockWeights[T], error) {
@@ -120,7 +128,10 @@ func blockWeightsOf[T kernel.Float](m *Model) ([]blockWeights[T], error) {
 		w := &out[i]
 		w.kind, w.elu, w.ln1, w.ln2 = bn.kind, bn.elu, normWeightsOf[T](bn.ln1, bn.ball1), normWeightsOf[T](bn.ln2, bn.ball2)
 		w.packed = concatColumns[T](bn.packed)
-		w.wo, w.fc, w.fcB, w.proj, w.prjB = valueOf[T](bn.wo), valueOf[T](bn.fc), valueOf[T](bn.fcB), valueOf[T](bn.proj), valueOf[T](bn.projB)
+		w.wo = valueOf[T](bn.wo)
+		for _, mn := range bn.mlps {
+			w.mlps = append(w.mlps, mlpWeights[T]{fc: valueOf[T](mn.fc), fcB: valueOf[T](mn.fcB), proj: valueOf[T](mn.proj), prjB: valueOf[T](mn.projB)})
+		}
 		if bn.bias != nil {
 			w.bias = valueOf[T](bn.bias)
 		}
@@ -154,7 +165,7 @@ func foldL2Mix[T kernel.Float](wq, wv, wo []T, width, heads int) ([]T, error) {
 // plainBlockNodes adds the weights of a transformer block to g.
 func plainBlockNodes(g *layers.Graph, b *layers.Block) (blockNodes, error) {
 	bn := blockNodes{kind: b.Attn.Kind, ln1: b.LN1, ln2: b.LN2, ball1: b.Ball1, ball2: b.Ball2,
-		fc: g.Node(b.MLP.Fc.W), fcB: g.Node(b.MLP.Fc.B), proj: g.Node(b.MLP.Proj.W), projB: g.Node(b.MLP.Proj.B)}
+		mlps: []mlpNodes{{fc: g.Node(b.MLP.Fc.W), fcB: g.Node(b.MLP.Fc.B), proj: g.Node(b.MLP.Proj.W), projB: g.Node(b.MLP.Proj.B)}}}
 	w, err := b.Attn.Weights(g)
 	if err != nil {
 		return bn, err
@@ -164,9 +175,9 @@ func plainBlockNodes(g *layers.Graph, b *layers.Block) (blockNodes, error) {
 }
 
 // invertibleBlockNodes adds the weights of an invertible block to g: the attention
-// branch's (layers.InvertibleBlock.AttnWeights) and the spectrally normalised MLP's.
+// branch's (layers.InvertibleBlock.AttnWeights) and each spectrally normalised MLP's.
 func invertibleBlockNodes(g *layers.Graph, b *layers.InvertibleBlock) (blockNodes, error) {
-	bn := blockNodes{kind: b.Attn.Kind, elu: true, fcB: g.Node(b.MLP.Fc.B), projB: g.Node(b.MLP.Proj.B), ball1: b.Ball1, ball2: b.Ball2}
+	bn := blockNodes{kind: b.Attn.Kind, elu: true, ball1: b.Ball1, ball2: b.Ball2}
 	w, err := b.AttnWeights(g)
 	if err != nil {
 		return bn, err
@@ -174,8 +185,14 @@ func invertibleBlockNodes(g *layers.Graph, b *layers.InvertibleBlock) (blockNode
 	if err = bn.setAttention(w, b.Attn.LipC); err != nil {
 		return bn, err
 	}
-	bn.fc, bn.proj, err = b.MLP.Weights(g)
-	return bn, err
+	for _, m := range b.MLPs {
+		mn := mlpNodes{fcB: g.Node(m.Fc.B), projB: g.Node(m.Proj.B)}
+		if mn.fc, mn.proj, err = m.Weights(g); err != nil {
+			return bn, err
+		}
+		bn.mlps = append(bn.mlps, mn)
+	}
+	return bn, nil
 }
 
 // setAttention sets bn's attention weights from an attention layer's: its packed projection

@@ -24,7 +24,7 @@ type FLOPs struct {
 //	    + 4*B*A*D            per sequence and head Q K^T and P V, 2*A*d each, over the blocks of
 //	                         P the op computes
 //	    + 2*N*D*D            output projection W^O
-//	    + 4*N*D*F )          MLP, D -> F -> D
+//	    + 4*N*D*F*m )        m MLP sub-blocks (spec.Model.MLPSubBlocks), D -> F -> D
 //	+ 2*N*D*V                head (tied or not)
 //
 // and a training step is 3 times that: the backward of a product A B is the two products
@@ -67,7 +67,7 @@ func causalArea(t, block int) float64 {
 // flopShape holds the sizes of a model that its FLOP counts use.
 type flopShape struct {
 	d, hd  float64 // width D and head width d
-	row    float64 // a layer's products per row, outside attention: 2*D*(k*D) + 2*D*D + 4*D*F
+	row    float64 // a layer's products per row, outside attention: 2*D*(k*D) + 2*D*D + 4*D*F*m
 	fill   float64 // the decoder's row: as row, but tied L2 projects by W^Q alone (k = 1)
 	head   float64 // the head's per row: 2*D*V
 	tiedL2 bool
@@ -91,10 +91,11 @@ func shapeOf(cfg Config) (flopShape, error) {
 	if cfg.Arch.TiedL2() {
 		k, tiedL2 = 2, true
 	}
-	row := 2*d*k*d + 2*d*d + 4*d*f
+	mlp := 4 * d * f * float64(cfg.MLPSubBlocks())
+	row := 2*d*k*d + 2*d*d + mlp
 	fill := row
 	if tiedL2 {
-		fill = 2*d*d + 2*d*d + 4*d*f
+		fill = 2*d*d + 2*d*d + mlp
 	}
 	return flopShape{d: d, hd: d / float64(cfg.Heads), row: row, fill: fill, head: 2 * d * v, tiedL2: tiedL2}, nil
 }

@@ -58,6 +58,14 @@ func TestFLOPsHandCount(t *testing.T) {
 	if want := 2*(dpForward-240+768) + 240; got.Forward != want {
 		t.Errorf("two layers, hidden 4D: forward %v FLOPs, want %v", got.Forward, want)
 	}
+	// three MLP sub-blocks of width 8 in one invertible-l2 layer: the MLP's 768 three times
+	cfg.Arch, cfg.Layers, cfg.Hidden, cfg.MLPBlocks = spec.InvertibleL2, 1, 8, 3
+	if got, err = CountFLOPs(cfg, 2); err != nil {
+		t.Fatal(err)
+	}
+	if want := l2Forward + 2*768; got.Forward != want {
+		t.Errorf("three MLP sub-blocks: forward %v FLOPs, want %v", got.Forward, want)
+	}
 }
 
 // TestFLOPsSkipMaskedBlocks checks CountFLOPs by hand where the causal attention has two

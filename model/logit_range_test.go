@@ -106,7 +106,7 @@ func TestLogitRangeBoundsEveryPairOfTexts(t *testing.T) {
 func TestRescaledEmbeddingsKeepTheLogitsAndTheRange(t *testing.T) {
 	const s, k = 7.0, 10.0
 	cfg := Config{Arch: spec.InvertibleL2, Layers: 2, Heads: 2, Width: 4, Context: 4, Vocab: 5, Norm: spec.BallPre, LipC: 0.9,
-		Dtype: spec.Float64, Std: 0.5, LipK: k}.WithCertifiedRecipe()
+		Dtype: spec.Float64, Std: 0.5, LipK: k, MLPBlocks: 2}.WithCertifiedRecipe()
 	m, err := New(cfg, 3)
 	if err != nil {
 		t.Fatal(err)
@@ -149,8 +149,10 @@ func TestRescaledEmbeddingsKeepTheLogitsAndTheRange(t *testing.T) {
 		ib := b.(*layers.InvertibleBlock)
 		mul(ib.Attn.WQ, 1/s)
 		mul(ib.Attn.WO, s*s)
-		add(ib.MLP.LogGain, -math.Log(s))
-		mul(ib.MLP.Proj.B, s)
+		for _, mlp := range ib.MLPs {
+			add(mlp.LogGain, -math.Log(s))
+			mul(mlp.Proj.B, s)
+		}
 		add(ib.Ball1.LogRadius, math.Log(s))
 		add(ib.Ball2.LogRadius, math.Log(s))
 	}

@@ -82,7 +82,8 @@ func Bytes(b float64) string {
 // 4 N*D + N*V; the weights' gradients and normalised copies add per layer 4 D^2 + 2 D*F
 // (dp, l2-untied), 18 D^2 + 2 D*F (tied L2: the value maps and the bounds) or 18 D^2 +
 // 10 D*F (invertible: spectral normalisation of every matrix) in training, and 0, 3 D^2 or
-// 4 D^2 + 4 D*F in evaluation. TestMemoryCoversTheGraphs checks these against the graphs of
+// 4 D^2 + 4 D*F in evaluation. Each further MLP sub-block of an invertible block adds its
+// share: 8 N*D + 4 N*F values in training, 10 D*F of weights, and half in evaluation. TestMemoryCoversTheGraphs checks these against the graphs of
 // every architecture; docs/runs.md, "Memory", against the peak resident memory of runs.
 // A training program comes with the optimizer's three copies of the parameters.
 func EstimateMemory(cfg Config, batch int, modes ...Mode) (Memory, error) {
@@ -125,6 +126,7 @@ func EstimateDecoderMemory(cfg Config, batch int) (Memory, error) {
 // memShape holds the sizes of a configuration that its memory estimate uses, as floats.
 type memShape struct {
 	b, t, d, f, h, v, k, layers float64
+	mlps                        float64 // MLP sub-blocks per layer
 	size                        float64 // bytes per element
 	workers                     float64 // attention's goroutines: GOMAXPROCS
 	arch                        spec.Arch
@@ -150,7 +152,7 @@ func memShapeOf(cfg Config, batch int) (memShape, error) {
 		k = 2
 	}
 	return memShape{b: float64(batch), t: float64(cfg.Context), d: float64(cfg.Width), f: float64(cfg.HiddenWidth()), h: float64(cfg.Heads),
-		v: float64(v), k: k, layers: float64(cfg.Layers), size: size, workers: float64(runtime.GOMAXPROCS(0)), arch: cfg.Arch,
+		v: float64(v), k: k, layers: float64(cfg.Layers), mlps: float64(cfg.MLPSubBlocks()), size: size, workers: float64(runtime.GOMAXPROCS(0)), arch: cfg.Arch,
 		bias: cfg.L2PosBias, untied: !cfg.Tie, bounded: cfg.LipK > 0}, nil
 }
 
@@ -158,7 +160,7 @@ func memShapeOf(cfg Config, batch int) (memShape, error) {
 // packed projection, W^O and the MLP with their biases, norms, temperatures, position
 // biases and power-iteration vectors, the final norm and the head.
 func (s memShape) params() float64 {
-	layer := (s.k+1)*s.d*s.d + 2*s.d*s.f + (s.k+16)*s.d + 4*s.f + s.h*(s.t+2) + 16
+	layer := (s.k+1)*s.d*s.d + s.mlps*(2*s.d*s.f+4*s.f+4*s.d) + (s.k+12)*s.d + s.h*(s.t+2) + 16
 	p := (s.v+s.t)*s.d + s.layers*layer + 4*s.d
 	if s.untied {
 		p += s.d*s.v + s.d + s.v
@@ -175,9 +177,9 @@ func (s memShape) graph(train bool) float64 {
 	var weights float64
 	switch {
 	case s.arch.Invertible() && train:
-		weights = 18*dd + 10*df
+		weights = 18*dd + 10*df*s.mlps
 	case s.arch.Invertible():
-		weights = 4*dd + 4*df
+		weights = 4*dd + 4*df*s.mlps
 	case s.arch.TiedL2() && train:
 		weights = 18*dd + 2*df
 	case s.arch.TiedL2():
@@ -185,8 +187,8 @@ func (s memShape) graph(train bool) float64 {
 	case train:
 		weights = (s.k+1)*dd + 2*df
 	}
-	small := 32*s.d + 4*s.f + 4*s.h*s.t + 64
-	rows := 8*n*s.d + 2*n*s.f + n*s.k*s.d
+	small := 32*s.d*s.mlps + 4*s.f*s.mlps + 4*s.h*s.t + 64
+	rows := 8*n*s.d + 2*n*s.f + n*s.k*s.d + (s.mlps-1)*(4*n*s.d+2*n*s.f)
 	global := 4*n*s.d + n*s.v
 	if s.bounded {
 		global += 2 * s.d * s.v

@@ -100,6 +100,12 @@ func variants() []variant {
 	c = tiny("invertible-l2").WithCertifiedRecipe()
 	c.LipK, c.EmbedRadius = 10, 0.05 // below an embedded token's typical norm, so the ball bites
 	vs = append(vs, variant{"invertible-l2-lip-k-embed-radius", c})
+	c = tiny("invertible-l2").WithCertifiedRecipe()
+	c.MLPBlocks = 3
+	vs = append(vs, variant{"invertible-l2-recipe-mlp-blocks-3", c})
+	c = tiny("invertible-l2").WithCertifiedRecipe()
+	c.LipK, c.MLPBlocks, c.Norm, c.BallRadius = 10, 2, spec.BallPre, 0.3
+	vs = append(vs, variant{"invertible-l2-lip-k-ball-mlp-blocks-2", c})
 	for _, arch := range []string{"dp", "contractive-l2", "invertible-l2"} {
 		c := tiny(arch).WithCertifiedRecipe()
 		c.Norm, c.BallRadius = spec.BallPre, 0.3 // radius 0.85, below an embedded token's typical 0.3 sqrt(2D) = 1.2
@@ -291,6 +297,8 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{func(c *Config) { c.MLPGain = 2 }, "mlp_gain"},
 		{func(c *Config) { c.Arch, c.MLPGain = spec.InvertibleL2, -1 }, "mlp_gain"},
 		{func(c *Config) { c.Arch, c.MLPGain = spec.InvertibleL2, math.Inf(1) }, "mlp_gain"},
+		{func(c *Config) { c.MLPBlocks = 2 }, "mlp_blocks"},
+		{func(c *Config) { c.Arch, c.MLPBlocks = spec.InvertibleL2, -1 }, "mlp_blocks"},
 		{func(c *Config) { c.BallRadius = 0.5 }, "ball_radius"},
 		{func(c *Config) { c.Norm, c.BallRadius = spec.BallPre, -1 }, "ball_radius"},
 		{func(c *Config) { c.Arch, c.Norm, c.L2Bound = spec.InvertibleL2, spec.BallPre, ops.BoundKim }, "token2"},
@@ -441,14 +449,14 @@ func TestWithCertifiedRecipe(t *testing.T) {
 
 func TestUsesNamesWhatEachArchitectureReads(t *testing.T) {
 	want := map[string][]string{ // the keys Uses rejects
-		"dp":             {"balance_l2", "l2_bound", "l2_temp", "l2_pos_bias", "lip_c", "mlp_gain"},
-		"l2":             {"l2_bound", "lip_c", "mlp_gain"},
-		"l2-untied":      {"balance_l2", "l2_bound", "l2_temp", "l2_pos_bias", "lip_c", "mlp_gain"},
-		"contractive-l2": {"mlp_gain"},
+		"dp":             {"balance_l2", "l2_bound", "l2_temp", "l2_pos_bias", "lip_c", "mlp_gain", "mlp_blocks"},
+		"l2":             {"l2_bound", "lip_c", "mlp_gain", "mlp_blocks"},
+		"l2-untied":      {"balance_l2", "l2_bound", "l2_temp", "l2_pos_bias", "lip_c", "mlp_gain", "mlp_blocks"},
+		"contractive-l2": {"mlp_gain", "mlp_blocks"},
 		"invertible-l2":  nil,
 		"invertible-dp":  {"balance_l2", "l2_bound", "l2_temp", "l2_pos_bias"},
 	}
-	keys := []string{"balance_l2", "l2_bound", "l2_temp", "l2_pos_bias", "lip_c", "mlp_gain", "layers", "ctx", "lr"}
+	keys := []string{"balance_l2", "l2_bound", "l2_temp", "l2_pos_bias", "lip_c", "mlp_gain", "mlp_blocks", "layers", "ctx", "lr"}
 	for _, arch := range archNames() {
 		cfg := tiny(arch)
 		var got []string
@@ -470,6 +478,7 @@ func TestUsesNamesWhatEachArchitectureReads(t *testing.T) {
 			"l2_temp":     func(c *Config) { c.L2Temp = true },
 			"l2_pos_bias": func(c *Config) { c.L2PosBias, c.L2Bound = true, ops.BoundTok2 },
 			"mlp_gain":    func(c *Config) { c.MLPGain = 8 },
+			"mlp_blocks":  func(c *Config) { c.MLPBlocks = 2 },
 		} {
 			c := tiny(arch)
 			set(&c)

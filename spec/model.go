@@ -46,6 +46,12 @@ type Model struct {
 	// gain starting at MLPGain (layers.SpectralMLP.LogGain), which leaves their Lipschitz
 	// constant unchanged; 0 for none.
 	MLPGain float64 `json:"mlp_gain,omitempty"`
+	// MLPBlocks is the number of MLP sub-blocks in each invertible block, each a residual
+	// c-Lipschitz branch of width Hidden after the attention sub-block's; 0 means 1
+	// (MLPSubBlocks). Several thin ones in place of one wide one give the stack more
+	// sub-blocks at the same parameters and FLOPs (docs/math.md, "What depth buys an
+	// invertible stack").
+	MLPBlocks int `json:"mlp_blocks,omitempty"`
 	// BallRadius is the initial radius of the ball norms of Norm ball, in units of
 	// sqrt(D); 0 means the embeddings' initial scale (EffectiveEmbedStd), so that the
 	// stream's tokens, of norm about sqrt(2D) times it, start outside the ball.
@@ -134,6 +140,12 @@ func (m Model) Validate() error {
 	if m.MLPGain > 0 && !m.Arch.Invertible() {
 		bad("mlp_gain: arch %v has no invertible MLP branches", m.Arch)
 	}
+	if m.MLPBlocks < 0 {
+		bad("mlp_blocks %d, want >= 0 (0: 1)", m.MLPBlocks)
+	}
+	if m.MLPBlocks > 1 && !m.Arch.Invertible() {
+		bad("mlp_blocks %d: arch %v has one MLP per block; only invertible blocks take several", m.MLPBlocks, m.Arch)
+	}
 	if !(m.LipK >= 0) || math.IsInf(m.LipK, 0) {
 		bad("lip_k %g, want finite and >= 0 (0: none)", m.LipK)
 	}
@@ -165,6 +177,13 @@ func (m Model) HiddenWidth() int {
 	}
 	return m.Hidden
 }
+
+// MLPSubBlocks is the number of MLP sub-blocks of each block: MLPBlocks, or 1 when it is 0.
+func (m Model) MLPSubBlocks() int { return max(m.MLPBlocks, 1) }
+
+// SubBlocks is the number of residual sub-blocks of the stack: each block's attention
+// sub-block and its MLPSubBlocks.
+func (m Model) SubBlocks() int { return m.Layers * (1 + m.MLPSubBlocks()) }
 
 // Contraction is the coefficient c of contractive attention or invertible blocks, or 0 for
 // plain attention.
@@ -206,7 +225,7 @@ const RecipeMLPGain = 256
 // Uses reports whether the setting named by its JSON key shapes a model of m's
 // architecture: balance_l2, l2_temp and l2_pos_bias only tied L2 attention, l2_bound only
 // contractive tied L2 attention, lip_c only contractive and invertible architectures,
-// mlp_gain only invertible ones, ball_radius only norm ball, lip_k only invertible-l2,
+// mlp_gain and mlp_blocks only invertible ones, ball_radius only norm ball, lip_k only invertible-l2,
 // embed_radius only a model with lip_k, every other key always.
 func (m Model) Uses(key string) bool {
 	switch key {
@@ -216,7 +235,7 @@ func (m Model) Uses(key string) bool {
 		return m.Arch == ContractiveL2 || m.Arch == InvertibleL2
 	case "lip_c":
 		return m.Arch.Contractive()
-	case "mlp_gain":
+	case "mlp_gain", "mlp_blocks":
 		return m.Arch.Invertible()
 	case "ball_radius":
 		return m.Norm == BallPre || m.LipK > 0
@@ -229,9 +248,9 @@ func (m Model) Uses(key string) bool {
 }
 
 // HeadGain is the spectral norm of the head of a model bounded by LipK: LipK over the
-// product of its 2 Layers sub-blocks' bounds 1 + LipC (the final ball norm is
+// product of its SubBlocks sub-blocks' bounds 1 + LipC (the final ball norm is
 // 1-Lipschitz), so that the product of the whole model's factors is LipK.
-func (m Model) HeadGain() float64 { return m.LipK / math.Pow(1+m.LipC, 2*float64(m.Layers)) }
+func (m Model) HeadGain() float64 { return m.LipK / math.Pow(1+m.LipC, float64(m.SubBlocks())) }
 
 // EffectiveEmbedStd is the embeddings' initial scale: EmbedStd, or Std when it is 0.
 func (m Model) EffectiveEmbedStd() float64 {

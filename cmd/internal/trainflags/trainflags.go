@@ -60,6 +60,7 @@ func Add(fs *flag.FlagSet, cfg *model.Config, opt *train.Options, skip ...string
 	text(&cfg.L2Bound, "l2-bound", cfg.L2Bound, "bound that contractive tied L2 attention divides by: kim, product, token2 (docs/math.md); not given, contractive-l2 and invertible-l2 take the certified recipe (token2 with -l2-temp and -l2-pos-bias), and naming a bound leaves those two to their flags")
 	boolean(&cfg.L2Temp, "l2-temp", cfg.L2Temp, "tied L2 attention learns a temperature per head (free under the product and token2 bounds)")
 	boolean(&cfg.L2PosBias, "l2-pos-bias", cfg.L2PosBias, "tied L2 attention learns a bias of its logits per head and relative position (contractive: needs -l2-bound token2)")
+	num(&cfg.MLPBlocks, "mlp-blocks", cfg.MLPBlocks, "MLP sub-blocks per invertible block, each a residual c-Lipschitz branch of width -hidden (0: 1); several thin ones for one wide one give the stack more sub-blocks at the same parameters and FLOPs")
 	real(&cfg.MLPGain, "mlp-gain", cfg.MLPGain, "invertible MLP branches learn a scalar input gain starting at this value, which leaves their Lipschitz constant unchanged (0: none)")
 	real(&cfg.BallRadius, "ball-radius", cfg.BallRadius, "initial radius of -norm ball's ball norms, in units of sqrt(width) (0: the embeddings' initial scale, so that tokens start on the ball's sphere)")
 	real(&cfg.EmbedRadius, "embed-radius", cfg.EmbedRadius, "with -lip-k: hold every token embedding in the ball of this radius, so that the certified logit range is at most 2 x radius x K (docs/math.md; 0: free embeddings)")
