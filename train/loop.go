@@ -80,10 +80,19 @@ func (t *trainer[T]) begin() error {
 }
 
 // steps runs the session's steps until the last, an interrupt or an error, and returns
-// the number of steps completed. After each step it logs the attention layers' bounds
+// the number of steps completed. A new run first validates its initial weights, so that
+// its curve starts at step 0. After each step it logs the attention layers' bounds
 // (Options.LogLipschitz), the estimated time left and, every EvalEvery steps but the last
 // (finish's), a validation.
 func (t *trainer[T]) steps(ctx context.Context) (int, error) {
+	if t.start == 0 && t.Opt.Steps > 0 {
+		if _, err := t.score(ctx, 0, "initial validation"); err != nil {
+			return 0, t.stopped(ctx, err, "the initial validation", 0)
+		}
+		if t.sum.Interrupted {
+			return 0, nil
+		}
+	}
 	for step := t.start; step < t.Opt.Steps; step++ {
 		if stop, err := t.interrupt(ctx, step); stop || err != nil {
 			return step, err
@@ -186,24 +195,9 @@ func (t *trainer[T]) logLipschitz(done int) error {
 // latest checkpoint (and the best one when it improves). Otherwise it saves nothing and
 // returns an error wrapping ErrNonFinite that says what is not finite.
 func (t *trainer[T]) validate(ctx context.Context, step int) error {
-	val := t.val
-	if t.Opt.EvalBytes > 0 && len(val) > t.Opt.EvalBytes {
-		val = val[:t.Opt.EvalBytes]
-	}
-	s, err := t.evaluate(ctx, val, fmt.Sprintf("validation at step %d", step)) // the bytes scored: those of EvalBytes, or all
-	if errors.Is(err, ops.ErrNonFinite) {
-		return fmt.Errorf("validation at step %d: %w: %w", step, ErrNonFinite, err)
-	}
+	loss, err := t.score(ctx, step, "validation")
 	if err != nil {
-		return fmt.Errorf("validation at step %d: %w", step, err)
-	}
-	loss := s.Nats
-	if err := t.metrics.WriteEval(EvalRow{Step: step, ValLoss: loss, ElapsedS: time.Since(t.began).Seconds()}); err != nil {
-		return fmt.Errorf("validation at step %d: metrics log: %w", step, err)
-	}
-	t.Log.Info("validation", "step", step, "val_bpc", fmt.Sprintf("%.4f", BPC(loss)))
-	if !finite(loss) {
-		return fmt.Errorf("validation at step %d: val loss %v: %w", step, loss, ErrNonFinite)
+		return err
 	}
 	if err := t.finiteWeights(); err != nil {
 		return fmt.Errorf("validation at step %d: %w", step, err)
@@ -222,6 +216,32 @@ func (t *trainer[T]) validate(ctx context.Context, step int) error {
 	}
 	t.good = step
 	return nil
+}
+
+// score scores the first EvalBytes of the validation split after step completed steps,
+// writes the metrics row and logs it as msg, and returns the loss in nats: an error
+// wrapping ErrNonFinite when it is not finite.
+func (t *trainer[T]) score(ctx context.Context, step int, msg string) (float64, error) {
+	val := t.val
+	if t.Opt.EvalBytes > 0 && len(val) > t.Opt.EvalBytes {
+		val = val[:t.Opt.EvalBytes]
+	}
+	s, err := t.evaluate(ctx, val, fmt.Sprintf("validation at step %d", step)) // the bytes scored: those of EvalBytes, or all
+	if errors.Is(err, ops.ErrNonFinite) {
+		return 0, fmt.Errorf("validation at step %d: %w: %w", step, ErrNonFinite, err)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("validation at step %d: %w", step, err)
+	}
+	loss := s.Nats
+	if err := t.metrics.WriteEval(EvalRow{Step: step, ValLoss: loss, ElapsedS: time.Since(t.began).Seconds()}); err != nil {
+		return 0, fmt.Errorf("validation at step %d: metrics log: %w", step, err)
+	}
+	t.Log.Info(msg, "step", step, "val_bpc", fmt.Sprintf("%.4f", BPC(loss)))
+	if !finite(loss) {
+		return 0, fmt.Errorf("validation at step %d: val loss %v: %w", step, loss, ErrNonFinite)
+	}
+	return loss, nil
 }
 
 // finish ends a session that completed step steps: unless it was interrupted, the last

@@ -140,8 +140,8 @@ func TestResumeAfterACrashPastTheCheckpoint(t *testing.T) {
 		}
 		return s
 	}
-	if g, w := evalSteps(got), evalSteps(want); !reflect.DeepEqual(g, w) || !reflect.DeepEqual(w, []int{2, 4, 6}) {
-		t.Errorf("validations at steps %v after the resume, %v without the crash; want 2, 4, 6 once each", g, w)
+	if g, w := evalSteps(got), evalSteps(want); !reflect.DeepEqual(g, w) || !reflect.DeepEqual(w, []int{0, 2, 4, 6}) {
+		t.Errorf("validations at steps %v after the resume, %v without the crash; want 0 (the initial weights, not again on resume), 2, 4, 6 once each", g, w)
 	} else {
 		for i, row := range got.Eval {
 			if !agree(row.ValLoss, want.Eval[i].ValLoss) {

@@ -67,8 +67,8 @@ func TestSmokeRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(m.Train) != 30 || len(m.Eval) != 3 {
-				t.Fatalf("%d train rows and %d eval rows, want 30 and 3", len(m.Train), len(m.Eval))
+			if len(m.Train) != 30 || len(m.Eval) != 4 || m.Eval[0].Step != 0 {
+				t.Fatalf("%d train rows and %d eval rows (the first at step %d), want 30 and 4, the first of the initial weights at step 0", len(m.Train), len(m.Eval), m.Eval[0].Step)
 			}
 			first, last := mean(m.Train[:5]), mean(m.Train[25:])
 			if !(last < first-0.3) {

@@ -287,7 +287,7 @@ func TestResumeFinishesAnInterruptedFinalEvaluation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(m.Train) != 6 || len(m.Eval) != 2 || m.Eval[1].Step != 6 {
-		t.Errorf("%d train rows, eval rows %+v; want 6 and validations at steps 3 and 6", len(m.Train), m.Eval)
+	if len(m.Train) != 6 || len(m.Eval) != 3 || m.Eval[2].Step != 6 {
+		t.Errorf("%d train rows, eval rows %+v; want 6 and validations at steps 0, 3 and 6", len(m.Train), m.Eval)
 	}
 }
