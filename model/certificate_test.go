@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -152,9 +153,10 @@ func TestLipKBoundsTheWholeModel(t *testing.T) {
 	for _, c := range []struct {
 		k    float64
 		norm spec.Norm
-	}{{1, spec.NoLN}, {10, spec.BallPre}, {1000, spec.NoLN}} {
+		mlps int // 0: the recipe's
+	}{{1, spec.NoLN, 0}, {10, spec.BallPre, 2}, {1000, spec.NoLN, 1}} {
 		cfg := Config{Arch: spec.InvertibleL2, Layers: 2, Heads: 2, Width: 4, Context: 4, Vocab: 5, Norm: c.norm, LipC: 0.9,
-			Dtype: spec.Float64, Std: 0.5, LipK: c.k}.WithCertifiedRecipe()
+			Dtype: spec.Float64, Std: 0.5, LipK: c.k, MLPBlocks: c.mlps}.WithCertifiedRecipe()
 		m, err := New(cfg, 3)
 		if err != nil {
 			t.Fatal(err)
@@ -164,7 +166,14 @@ func TestLipKBoundsTheWholeModel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := []string{"h0.attn", "h0.mlp", "h1.attn", "h1.mlp", "lnf", "head"}
+		var want []string
+		for i := range cfg.Layers {
+			want = append(want, fmt.Sprintf("h%d.attn", i))
+			for k := range cfg.MLPSubBlocks() {
+				want = append(want, fmt.Sprintf("h%d.%s", i, layers.MLPName(k)))
+			}
+		}
+		want = append(want, "lnf", "head")
 		prod := 1.0
 		var names []string
 		for _, f := range cert.Factors {

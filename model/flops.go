@@ -80,10 +80,7 @@ func shapeOf(cfg Config) (flopShape, error) {
 			cfg.Width, cfg.Heads, cfg.Context, cfg.Layers)
 	}
 	d, v := float64(cfg.Width), float64(cfg.Vocab)
-	f := float64(cfg.Hidden)
-	if cfg.Hidden == 0 {
-		f = 4 * d
-	}
+	f := float64(cfg.HiddenWidth())
 	k, tiedL2 := 3.0, false
 	if cfg.Arch.String() == "" {
 		return flopShape{}, fmt.Errorf("flops: architecture unset")

@@ -421,7 +421,8 @@ func directionalDiff(t *testing.T, p *Program, w, dir []float64, h float64) floa
 }
 
 // The certified recipe sets the token2 bound, temperatures and position biases of the
-// certified architectures only, and an MLP gain of invertible-l2 only where none is set.
+// certified architectures only, and an MLP gain and MLP sub-blocks of invertible-l2 only
+// where none are set.
 func TestWithCertifiedRecipe(t *testing.T) {
 	for _, c := range []struct {
 		arch string
@@ -443,6 +444,23 @@ func TestWithCertifiedRecipe(t *testing.T) {
 		}
 		if err := got.Validate(); err != nil {
 			t.Errorf("%s gain %g: %v", c.arch, c.gain, err)
+		}
+	}
+	// invertible-l2 takes RecipeMLPBlocks MLPs sharing 4D unless a width, a count or a K is set
+	for _, c := range []struct {
+		hidden, mlps int
+		k            float64
+		want, width  int
+	}{{0, 0, 0, spec.RecipeMLPBlocks, 32 / spec.RecipeMLPBlocks}, {16, 0, 0, 0, 16}, {0, 1, 0, 1, 32}, {0, 2, 0, 2, 16}, {0, 0, 10, 0, 32}} {
+		cfg := tiny("invertible-l2")
+		cfg.Hidden, cfg.MLPBlocks, cfg.LipK = c.hidden, c.mlps, c.k
+		if c.k > 0 {
+			cfg.Norm = spec.NoLN
+		}
+		got := cfg.WithCertifiedRecipe()
+		if got.MLPBlocks != c.want || got.HiddenWidth() != c.width {
+			t.Errorf("hidden %d, mlp_blocks %d, lip_k %g: recipe has %d MLPs of width %d, want %d of width %d",
+				c.hidden, c.mlps, c.k, got.MLPBlocks, got.HiddenWidth(), c.want, c.width)
 		}
 	}
 }
