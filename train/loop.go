@@ -244,14 +244,19 @@ func (t *trainer[T]) score(ctx context.Context, step int, msg string) (float64, 
 	return loss, nil
 }
 
-// finish ends a session that completed step steps: unless it was interrupted, the last
-// validation and the final scores; then the latest checkpoint of the final weights, when
+// finish ends a session that completed step steps: unless it was interrupted,
+// Options.FinalPowerIters power iterations on the final weights, the last validation and
+// the final scores; then the latest checkpoint of the final weights, when
 // they are finite, and with Run.Certify or a model bounded end to end their certified
 // Lipschitz constants. An interrupt during the last validation or the final scores leaves
 // them out (stopped).
 func (t *trainer[T]) finish(ctx context.Context, step int) error {
 	_ = t.bar.Finish() // as progress explains
 	if !t.sum.Interrupted {
+		if n := t.Opt.FinalPowerIters; n > 0 && len(t.Model.Buffers()) > 0 { // a model with power-iteration vectors
+			t.Model.PowerIterate(n)
+			t.Log.Info("refined the power-iteration estimates of the final weights", "iterations", n)
+		}
 		err := t.validate(ctx, step)
 		if err == nil {
 			err = t.finalScores(ctx)

@@ -31,13 +31,21 @@ type Options struct {
 	// what the options of a run stored before the setting hold, means 1, which that run
 	// took, so that it resumes exactly.
 	PowerIters int `json:"power_iters,omitempty"`
+	// FinalPowerIters is the number of power-iteration steps run on the final weights
+	// before the last validation, the final scores and the last checkpoint, so that the
+	// estimates the spectral normalisations divide by have caught up with the weights and
+	// the function scored, certified and inverted is the same (docs/runs.md). 0, what the
+	// options of a run stored before the setting hold, means none.
+	FinalPowerIters int `json:"final_power_iters,omitempty"`
 }
 
 // DefaultOptions are nanoGPT's CPU settings for Tiny Shakespeare, scaled to a quick run,
-// with 8 power iterations per step (docs/runs.md, "Power iterations per step").
+// with 8 power iterations per step and 500 on the final weights (docs/runs.md, "Power
+// iterations per step").
 func DefaultOptions() Options {
 	return Options{Steps: 2000, Batch: 12, LR: 1e-3, MinLR: 1e-4, Warmup: 100, Schedule: "cosine",
-		Beta1: 0.9, Beta2: 0.99, WeightDecay: 0.1, Clip: 1, EvalEvery: 250, EvalBytes: 100_000, Seed: 1, PowerIters: 8}
+		Beta1: 0.9, Beta2: 0.99, WeightDecay: 0.1, Clip: 1, EvalEvery: 250, EvalBytes: 100_000, Seed: 1, PowerIters: 8,
+		FinalPowerIters: 500}
 }
 
 // Validate returns an error naming every option out of range.
@@ -52,6 +60,9 @@ func (o Options) Validate() error {
 	}
 	if o.PowerIters < 0 {
 		bad("power-iters %d, want >= 0 (0: 1)", o.PowerIters)
+	}
+	if o.FinalPowerIters < 0 {
+		bad("final-power-iters %d, want >= 0 (0: none)", o.FinalPowerIters)
 	}
 	if o.Batch < 1 {
 		bad("batch %d, want >= 1", o.Batch)

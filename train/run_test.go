@@ -119,6 +119,7 @@ func testExactResume(t *testing.T, arch spec.Arch) {
 	run := func(out string, steps int, resume bool) []TrainRow {
 		o := smallOptions(steps)
 		o.Schedule = "constant" // the same learning rates whatever the total
+		o.FinalPowerIters = 0   // a finished run continues from its refined estimates otherwise
 		r := &Run{Corpus: c, Opt: o, Out: out, Log: quiet()}
 		if resume {
 			var err error

@@ -80,6 +80,7 @@ func Add(fs *flag.FlagSet, cfg *model.Config, opt *train.Options, skip ...string
 	num(&opt.EvalEvery, "eval-every", opt.EvalEvery, "steps between validations and checkpoints")
 	num(&opt.EvalBytes, "eval-bytes", opt.EvalBytes, "validation bytes scored at each validation (0: all)")
 	num(&opt.PowerIters, "power-iters", opt.PowerIters, "power-iteration steps that refresh the spectral normalisations and token-norm bounds before each training step (0: 1, as runs stored without the setting)")
+	num(&opt.FinalPowerIters, "final-power-iters", opt.FinalPowerIters, "power-iteration steps on the final weights before the last validation, the final scores and the last checkpoint, so that the function scored is the one certified and inverted (0: none, as runs stored without the setting)")
 	num(&opt.LogLipschitz, "log-lipschitz", opt.LogLipschitz, "every N steps, log the tied L2 attention layers' bounds, contractive scales and certified constants to metrics.jsonl (0: never)")
 	if !slices.Contains(skip, "seed") {
 		fs.Uint64Var(&opt.Seed, "seed", opt.Seed, "seed of initialisation, batches and dropout")
