@@ -78,7 +78,9 @@ func variants() []variant {
 	c := tiny("invertible-l2")
 	c.BalanceL2 = true
 	vs = append(vs, variant{"invertible-l2-balanced", c})
-	c = tiny("invertible-l2").WithCertifiedRecipe()
+	c = tiny("invertible-l2")
+	c.MLPBlocks = 1 // the recipe's sub-blocks are the mlp-blocks variants'
+	c = c.WithCertifiedRecipe()
 	c.MLPGain = 3
 	vs = append(vs, variant{"invertible-l2-recipe-gain", c})
 	for _, v := range []struct {
@@ -90,15 +92,18 @@ func variants() []variant {
 		vs = append(vs, variant{fmt.Sprintf("%s-%s-temp-bias=%t", v.arch, v.bound, v.bias), c})
 	}
 	for _, k := range []float64{2, 1000} {
-		c := tiny("invertible-l2").WithCertifiedRecipe()
-		c.LipK = k
+		c := tiny("invertible-l2")
+		c.LipK = k // before the recipe, as train sets it
+		c = c.WithCertifiedRecipe()
 		vs = append(vs, variant{fmt.Sprintf("invertible-l2-lip-k-%g", k), c})
 	}
-	c = tiny("invertible-l2").WithCertifiedRecipe()
+	c = tiny("invertible-l2")
 	c.LipK, c.Norm, c.BallRadius = 10, spec.BallPre, 0.3
+	c = c.WithCertifiedRecipe()
 	vs = append(vs, variant{"invertible-l2-lip-k-ball", c})
-	c = tiny("invertible-l2").WithCertifiedRecipe()
+	c = tiny("invertible-l2")
 	c.LipK, c.EmbedRadius = 10, 0.05 // below an embedded token's typical norm, so the ball bites
+	c = c.WithCertifiedRecipe()
 	vs = append(vs, variant{"invertible-l2-lip-k-embed-radius", c})
 	c = tiny("invertible-l2").WithCertifiedRecipe()
 	c.MLPBlocks = 3
@@ -107,7 +112,11 @@ func variants() []variant {
 	c.LipK, c.MLPBlocks, c.Norm, c.BallRadius = 10, 2, spec.BallPre, 0.3
 	vs = append(vs, variant{"invertible-l2-lip-k-ball-mlp-blocks-2", c})
 	for _, arch := range []string{"dp", "contractive-l2", "invertible-l2"} {
-		c := tiny(arch).WithCertifiedRecipe()
+		c := tiny(arch)
+		if arch == "invertible-l2" {
+			c.MLPBlocks = 1 // the recipe's sub-blocks are the mlp-blocks variants'
+		}
+		c = c.WithCertifiedRecipe()
 		c.Norm, c.BallRadius = spec.BallPre, 0.3 // radius 0.85, below an embedded token's typical 0.3 sqrt(2D) = 1.2
 		vs = append(vs, variant{arch + "-ball", c})
 	}
