@@ -7,6 +7,7 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"lipformer/kernel"
 	"lipformer/lipschitz"
 	"lipformer/ops"
 )
@@ -29,8 +30,8 @@ type SpectralNorm struct {
 }
 
 // powerWork is the float64 working memory of power iteration: the vectors u (In) and v
-// (Out) between steps, W v (In) and W^T u (Out).
-type powerWork struct{ u, v, wv, wtu []float64 }
+// (Out) between steps, W v (In), W^T u (Out) and, for a float32 W, its float64 copy.
+type powerWork struct{ u, v, wv, wtu, w []float64 }
 
 // NewSpectralNorm normalises w, starting from random unit vectors drawn from rng and
 // refined by initPowerIterations steps.
@@ -61,32 +62,30 @@ func (s *SpectralNorm) Iterate(n int) {
 	}
 }
 
-// powerIterate is Iterate for a weight w (In, Out) of element type T, in s.work.
+// powerIterate is Iterate for a weight w (In, Out) of element type T, in s.work: W in
+// float64 (a float32 W copied once per call), its products by BLAS matrix-vector products
+// (kernel.Gemv), so that a step reads W twice at the machine's rate.
 func powerIterate[T float32 | float64](s *SpectralNorm, w []T, n int) {
 	wk := &s.work
-	u, wv := grow(&wk.u, s.U.Value.Shape()[0]), grow(&wk.wv, s.U.Value.Shape()[0])   // (In)
-	v, wtu := grow(&wk.v, s.V.Value.Shape()[0]), grow(&wk.wtu, s.V.Value.Shape()[0]) // (Out)
+	rows, cols := s.U.Value.Shape()[0], s.V.Value.Shape()[0]
+	u, wv := grow(&wk.u, rows), grow(&wk.wv, rows)   // (In)
+	v, wtu := grow(&wk.v, cols), grow(&wk.wtu, cols) // (Out)
+	w64, ok := any(w).([]float64)
+	if !ok {
+		w64 = grow(&wk.w, len(w))
+		for i, x := range w {
+			w64[i] = float64(x)
+		}
+	}
 	readFloat64s(u, s.U.Value)
 	readFloat64s(v, s.V.Value)
-	cols := len(v)
 	for range n {
-		for i := range wv { // W v
-			var r float64
-			for j, vj := range v {
-				r += float64(w[i*cols+j]) * vj
-			}
-			wv[i] = r
-		}
+		kernel.Gemv(false, rows, cols, 1, w64, cols, v, 0, wv) // W v
 		if norm(wv) == 0 {
 			break
 		}
 		unitInto(u, wv)
-		clear(wtu) // W^T u, nonzero since u^T W v = ||W v|| > 0
-		for i, ui := range u {
-			for j := range wtu {
-				wtu[j] += float64(w[i*cols+j]) * ui
-			}
-		}
+		kernel.Gemv(true, rows, cols, 1, w64, cols, u, 0, wtu) // W^T u, nonzero since u^T W v = ||W v|| > 0
 		unitInto(v, wtu)
 	}
 	s.U.setFloat64s(u)
