@@ -16,7 +16,7 @@ func LoadCorpus(ctx context.Context, spec, split string, opt data.Options) (*dat
 	if split != "" {
 		s, err := data.ParseSplit(split)
 		if err != nil {
-			return nil, fmt.Errorf("split: %w", err)
+			return nil, fmt.Errorf("fractions: %w", err) // the flag that sets them
 		}
 		opt.Split = s
 	}

@@ -62,7 +62,7 @@ func TestBadFlagsGiveClearErrors(t *testing.T) {
 		{[]string{"-data", data, "-heads", "3"}, "heads"},
 		{[]string{"-data", data, "-schedule", "linear"}, "linear"},
 		{[]string{"-data", filepath.Join(t.TempDir(), "missing.txt")}, "missing.txt"},
-		{[]string{"-data", data, "-split", "0.5,0.6"}, "split"},
+		{[]string{"-data", data, "-fractions", "0.5,0.6"}, "split"},
 		{[]string{"-resume", t.TempDir(), "-lr", "1"}, "-lr cannot change"},
 		{[]string{"-resume", t.TempDir(), "-log-lipschitz", "5", "-tie=false"}, "-log-lipschitz, -tie cannot change"},
 		{[]string{"-resume", t.TempDir()}, "ckpt.safetensors"},

@@ -46,7 +46,7 @@ func Add(fs *flag.FlagSet, cfg *model.Config, opt *train.Options, skip ...string
 	text(&cfg.Arch, "arch", cfg.Arch, "architecture: "+spec.ArchNames())
 	str(&opt.Data, "data", opt.Data, "corpus: enwik8, shakespeare, a file path, or empty for Newton's Opticks from the Go toolchain")
 	str(dataDir, "data-dir", "", "where corpora are found and downloaded (default: the user cache directory, lipformer/)")
-	str(&opt.Split, "split", opt.Split, "train,valid,test fractions of a file corpus (default 0.9,0.05,0.05)")
+	str(&opt.Split, "fractions", opt.Split, "train,valid,test fractions of a file corpus (default 0.9,0.05,0.05; stored as the options' split; eval's and invert's -split names a split)")
 	num(&cfg.Layers, "layers", cfg.Layers, "number of blocks")
 	num(&cfg.Heads, "heads", cfg.Heads, "attention heads")
 	num(&cfg.Width, "width", cfg.Width, "model width D")
