@@ -121,8 +121,16 @@ type Record struct {
 
 // Run inverts the data windows as a stack, then every sub-block on the adversarial and
 // random inputs at every spread, and returns a record per inversion in that order. An
-// inversion that does not converge is a failed record, not an error.
-func (e *Experiment) Run() ([]Record, error) {
+// inversion that does not converge is a failed record, not an error. progress, unless
+// nil, is called after each inversion with the inversions done and their total (the
+// stack's count as one each).
+func (e *Experiment) Run(progress func(done, total int)) ([]Record, error) {
+	total, done := len(e.Stack.Subs)*(1+2*len(e.cfg.Spreads)), 0
+	report := func(n int) {
+		if done += n; progress != nil {
+			progress(done, total)
+		}
+	}
 	x, err := Embed(e.Model, e.ids)
 	if err != nil {
 		return nil, err
@@ -139,6 +147,7 @@ func (e *Experiment) Run() ([]Record, error) {
 	for i, r := range results {
 		records = append(records, e.record(r, states[i], InputData, 0, true))
 	}
+	report(len(results))
 	b, t, d := e.cfg.Batch, e.Model.Cfg.Context, e.Model.Cfg.Width
 	for _, kind := range []string{InputAdversarial, InputRandom} {
 		for _, spread := range e.cfg.Spreads {
@@ -156,6 +165,7 @@ func (e *Experiment) Run() ([]Record, error) {
 					return nil, err
 				}
 				records = append(records, e.record(res, x, kind, spread, false))
+				report(1)
 			}
 		}
 	}

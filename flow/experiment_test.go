@@ -38,13 +38,18 @@ func TestExperimentInverts(t *testing.T) {
 	if e.Model.Cfg.Dtype != spec.Float64 || m.Cfg.Dtype != spec.Float32 {
 		t.Errorf("experiment model %s, given model %s: want a float64 copy", e.Model.Cfg.Dtype, m.Cfg.Dtype)
 	}
-	records, err := e.Run()
+	var calls [][2]int
+	records, err := e.Run(func(done, total int) { calls = append(calls, [2]int{done, total}) })
 	if err != nil {
 		t.Fatal(err)
 	}
 	subs := len(e.Stack.Subs) // 4: two blocks of attention and MLP
 	if want := subs * (1 + 2*len(cfg.Spreads)); len(records) != want {
 		t.Fatalf("%d records, want %d", len(records), want)
+	}
+	// progress: the stack's inversions at once, then one call per sub-block inversion
+	if last := calls[len(calls)-1]; len(calls) != 1+2*len(cfg.Spreads)*subs || calls[0] != [2]int{subs, len(records)} || last != [2]int{len(records), len(records)} {
+		t.Errorf("progress calls %v, want %d of them from (%d, %d) to (%d, %d)", calls, 1+2*len(cfg.Spreads)*subs, subs, len(records), len(records), len(records))
 	}
 	for i, r := range records {
 		kind, spread := InputData, 0.0

@@ -59,7 +59,12 @@ func (k *ticker) due() bool {
 // Evaluation returns the progress of an evaluation called what ("final validation"): a
 // bar over its batches, cleared when it ends, or a line every Every with the batches done,
 // the time taken and the time left at the rate so far.
-func (r Reporter) Evaluation(what string) EvalProgress {
+func (r Reporter) Evaluation(what string) EvalProgress { return r.Task("evaluating", what, "batches") }
+
+// Task returns the progress of work called what, counted in units (inversions, batches):
+// a bar over the units, cleared when it ends, or a line every Every, its message msg, with
+// the units done, the time taken and the time left at the rate so far.
+func (r Reporter) Task(msg, what, units string) EvalProgress {
 	start := r.now()
 	tick := r.newTicker()
 	var bar *progressbar.ProgressBar
@@ -78,7 +83,7 @@ func (r Reporter) Evaluation(what string) EvalProgress {
 		}
 		took := r.now().Sub(start)
 		left := time.Duration(float64(took) * float64(total-done) / float64(done))
-		r.Log.Info("evaluating", "what", what, "batches", fmt.Sprintf("%d/%d", done, total),
+		r.Log.Info(msg, "what", what, units, fmt.Sprintf("%d/%d", done, total),
 			"elapsed", round(took), "left", round(left))
 	}
 }

@@ -125,7 +125,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer e.flow.Close()
-	records, err := e.flow.Run()
+	records, err := e.flow.Run(cli.Reporter(stderr, log).Task("inverting", "sub-blocks on data, adversarial and random inputs", "inversions"))
 	if err != nil {
 		return err
 	}
