@@ -75,6 +75,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err := check.Validate(); err != nil {
 			return fmt.Errorf("run %s: %w", s.Name(), err)
 		}
+		need, err := train.EstimateMemory(check, s.Opt, 1, 0) // before a corpus is read or downloaded
+		if err != nil {
+			return fmt.Errorf("run %s: %w", s.Name(), err)
+		}
+		if err := cli.CheckMemory("training", need); err != nil {
+			return fmt.Errorf("run %s: %w", s.Name(), err)
+		}
 		d, err := train.OpenRun(s.Dir(o.out))
 		if err != nil {
 			return err

@@ -203,6 +203,7 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"-heads", "3"}, "heads"},
 		{[]string{"-archs", "dp,contractive-l2", "-depths", "1,2", "-lip-c", "0"}, "run contractive-l2-L1-pre-s1: model config: lip_c 0"},
 		{[]string{"-steps", "0"}, "steps"},
+		{[]string{"-archs", "dp", "-depths", "1,2", "-width", "1000000"}, "run dp-L1-pre-s1: training needs an estimated"}, // before any run starts
 		{[]string{"extra"}, "unexpected arguments"},
 	} {
 		args := tiny(t, filepath.Join(t.TempDir(), "sweep"), c.args...)
