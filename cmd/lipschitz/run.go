@@ -6,8 +6,6 @@ import (
 	"io"
 	"os"
 
-	"github.com/schollz/progressbar/v3"
-
 	"lipformer/internal/cli"
 	"lipformer/lipschitz/search"
 	"lipformer/lipschitz/tightness"
@@ -108,8 +106,8 @@ func writeCSV(path string, recs []tightness.Record) error {
 
 // certify prints the Lipschitz certificate of the checkpoint arg names, as tables or as
 // JSON; with searchN > 0 it also searches each tied L2 attention layer for lower bounds
-// on sequences of searchN tokens (o's starts and steps), with a progress bar of the starts
-// on stderr when it is a terminal.
+// on sequences of searchN tokens (o's starts and steps), with the progress of the starts
+// on stderr: a bar on a terminal, a line every 10 s otherwise.
 func certify(arg string, searchN, whole int, o search.Options, asJSON bool, w, stderr io.Writer) error {
 	path, err := cli.CheckpointPath(arg)
 	if err != nil {
@@ -119,20 +117,8 @@ func certify(arg string, searchN, whole int, o search.Options, asJSON bool, w, s
 	if err != nil {
 		return err
 	}
-	var bar *progressbar.ProgressBar
-	progress := func(done, total int) {
-		if done == 1 {
-			bar = cli.Bar(stderr, total, "search starts")
-		}
-		if bar != nil {
-			_ = bar.Set(done)
-		}
-	}
+	progress := cli.Reporter(stderr, cli.Logger(stderr)).Task("searching", "lower bounds of the certificate", "starts")
 	cert, err := tightness.Certify(m, searchN, o, whole, progress)
-	if bar != nil {
-		_ = bar.Finish()
-		fmt.Fprintln(stderr)
-	}
 	if err != nil {
 		return err
 	}
