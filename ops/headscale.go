@@ -79,8 +79,15 @@ func headScaleKernel[T kernel.Float](op *headScaleOp, out []T, in [][]T, shape t
 	if op.part == 2 {
 		acc := make([]float64, len(s))
 		w, g := in[0], in[2]
-		for i := range rows * cols {
-			acc[(i%cols)/hd] += float64(g[i]) * float64(w[i])
+		for i := range rows {
+			for h := range s {
+				gs, ws := g[i*cols+h*hd:][:hd], w[i*cols+h*hd:][:hd]
+				a := acc[h]
+				for j, v := range gs {
+					a += float64(v) * float64(ws[j])
+				}
+				acc[h] = a
+			}
 		}
 		for h := range out {
 			out[h] = T(op.p * f[h] * acc[h])
@@ -92,8 +99,11 @@ func headScaleKernel[T kernel.Float](op *headScaleOp, out []T, in [][]T, shape t
 		x = in[2]
 	}
 	for i := range rows {
-		for j := range cols {
-			out[i*cols+j] = T(float64(x[i*cols+j]) * f[j/hd])
+		for h := range s {
+			xs, ys, fh := x[i*cols+h*hd:][:hd], out[i*cols+h*hd:][:hd], f[h]
+			for j, v := range xs {
+				ys[j] = T(float64(v) * fh)
+			}
 		}
 	}
 }
