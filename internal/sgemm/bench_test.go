@@ -12,7 +12,8 @@ import (
 
 // benchShapes are the float32 products of a training step at the reference configurations
 // P2 (768 rows of width 128) and P3 (2048 rows of width 256): the forward products
-// X W, the input gradients dY W^T and the weight gradients X^T dY, and P3's per-head
+// X W, the input gradients dY W^T and the weight gradients X^T dY (at P2 also those of the
+// invertible recipe's thin MLPs, 64 wide), and P3's per-head
 // attention products (context 256, head width 64): Q K^T, P V and P^T dO.
 var benchShapes = []struct {
 	name    string
@@ -23,6 +24,9 @@ var benchShapes = []struct {
 	{"P2-fwd-768x512x128", blas.NoTrans, blas.NoTrans, 768, 512, 128},
 	{"P2-dX-768x128x512", blas.NoTrans, blas.Trans, 768, 128, 512},
 	{"P2-dW-128x512x768", blas.Trans, blas.NoTrans, 128, 512, 768},
+	{"P2-thin-fwd-768x64x128", blas.NoTrans, blas.NoTrans, 768, 64, 128},
+	{"P2-thin-dX-768x128x64", blas.NoTrans, blas.Trans, 768, 128, 64},
+	{"P2-thin-dW-128x64x768", blas.Trans, blas.NoTrans, 128, 64, 768},
 	{"P3-fwd-2048x768x256", blas.NoTrans, blas.NoTrans, 2048, 768, 256},
 	{"P3-fwd-2048x1024x256", blas.NoTrans, blas.NoTrans, 2048, 1024, 256},
 	{"P3-fwd-1536x256x256", blas.NoTrans, blas.NoTrans, 1536, 256, 256},
@@ -61,7 +65,12 @@ func splitRows(f sgemmFunc) sgemmFunc {
 
 // goKernelSgemm is Sgemm with the portable micro-kernel, as it runs without AVX2.
 func goKernelSgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	gemm(kernelGo, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	gemm(kernels{packed: kernelGo}, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// packedSgemm is Sgemm with A always packed, as it runs without a direct kernel.
+func packedSgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	gemm(kernels{packed: bestKernels().packed}, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // BenchmarkSgemm compares this package with gonum on the shapes of a training step, in
@@ -79,6 +88,7 @@ func BenchmarkSgemm(b *testing.B) {
 		{"serial/sgemm", true, Sgemm},
 		{"serial/gonum", true, gonum.Implementation{}.Sgemm},
 		{"serial/sgemm-gokernel", true, goKernelSgemm},
+		{"serial/sgemm-packed", true, packedSgemm},
 		{"parallel/sgemm-split", false, splitRows(Sgemm)},
 		{"parallel/gonum", false, gonum.Implementation{}.Sgemm},
 	}
@@ -125,7 +135,7 @@ func BenchmarkPackedEdgeRows(b *testing.B) {
 		w[i] = float32(i%5) * 0.1
 	}
 	p := PackB(blas.NoTrans, k, n, w, n)
-	best := bestKernel()
+	best := bestKernels().packed
 	fullTiles := func(depth, _ int, ap, bp, c []float32, ldc int, beta float32) {
 		best(depth, mr, ap, bp, c, ldc, beta)
 	}
@@ -140,7 +150,7 @@ func BenchmarkPackedEdgeRows(b *testing.B) {
 		}{{"kernels", best}, {"full-tiles", fullTiles}} {
 			b.Run(fmt.Sprintf("rows=%d/%s", m, kern.name), func(b *testing.B) {
 				for b.Loop() {
-					p.gemmColumns(kern.f, blas.NoTrans, m, 1, x, k, 0, y, n, 0, n)
+					p.gemmColumns(kernels{packed: kern.f}, blas.NoTrans, m, 1, x, k, 0, y, n, 0, n)
 				}
 				b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})

@@ -17,6 +17,19 @@ func kernel2x16AVX2(depth int, ap, bp, c *float32, ldc int)
 //go:noescape
 func kernel4x16AVX2(depth int, ap, bp, c *float32, ldc int)
 
+// kernel6x16DirectAVX2 is the AVX2 direct kernel of kernel_amd64.s: the direct contract
+// on raw pointers, rs and cs in floats, c with row stride ldc floats. It needs AVX2 and FMA.
+//
+//go:noescape
+func kernel6x16DirectAVX2(depth int, a *float32, rs, cs int, bp, c *float32, ldc int, beta float32)
+
+// directAVX2 is the AVX2 direct kernel as a direct, with the slice bounds checked in Go.
+func directAVX2(depth int, a []float32, rs, cs int, bp, c []float32, ldc int, beta float32) {
+	_, _ = a[(mr-1)*rs+(depth-1)*cs], bp[depth*nr-1]
+	_ = c[(mr-1)*ldc+nr-1]
+	kernel6x16DirectAVX2(depth, &a[0], rs, cs, &bp[0], &c[0], ldc, beta)
+}
+
 // kernelAVX2 is the AVX2 kernels as a kernel, with the slice bounds checked in Go: a tile
 // of up to 2 or 4 rows with beta 0 (macro's edge tiles, computed into its tile buffer)
 // goes to a short kernel, which skips the padding rows of packed A (the last tile of 32
@@ -34,13 +47,14 @@ func kernelAVX2(depth, rows int, ap, bp, c []float32, ldc int, beta float32) {
 	}
 }
 
-// bestKernel is the fastest micro-kernel this processor runs: the AVX2 one if it has AVX2
-// and FMA (and the operating system saves the YMM registers), else the portable one.
-func bestKernel() kernel {
+// bestKernels are the fastest micro-kernels this processor runs: the AVX2 ones if it has
+// AVX2 and FMA (and the operating system saves the YMM registers), else the portable
+// packed one alone.
+func bestKernels() kernels {
 	if accelerated() {
-		return kernelAVX2
+		return kernels{packed: kernelAVX2, direct: directAVX2}
 	}
-	return kernelGo
+	return kernels{packed: kernelGo}
 }
 
 // accelerated reports whether the processor runs the AVX2 kernel.

@@ -171,3 +171,101 @@ store:
 	OVERWRITE(Y6, Y7)
 	VZEROUPPER
 	RET
+
+// The direct kernel reads A where it lies instead of from a packed panel: row r of the
+// tile at step p of k is the float at A + r*rs + p*cs (rs and cs in floats, shifted to bytes
+// here). SI addresses rows 0 to 2 and R13 rows 3 to 5 at the current step, R10 holds rs
+// and R12 cs in bytes. Each row's sums are the chain of FMAs of STEP, so that the result
+// equals the packed kernel's bit for bit.
+
+// DSTEP does one step of k for the 6 rows from B at byte offset bo, then moves SI and R13
+// to the next step.
+#define DSTEP(bo) \
+	VMOVUPS      bo(DX), Y12; \
+	VMOVUPS      bo+32(DX), Y13; \
+	VBROADCASTSS (SI), Y14; \
+	VFMADD231PS  Y12, Y14, Y0; \
+	VFMADD231PS  Y13, Y14, Y1; \
+	VBROADCASTSS (SI)(R10*1), Y15; \
+	VFMADD231PS  Y12, Y15, Y2; \
+	VFMADD231PS  Y13, Y15, Y3; \
+	VBROADCASTSS (SI)(R10*2), Y14; \
+	VFMADD231PS  Y12, Y14, Y4; \
+	VFMADD231PS  Y13, Y14, Y5; \
+	VBROADCASTSS (R13), Y15; \
+	VFMADD231PS  Y12, Y15, Y6; \
+	VFMADD231PS  Y13, Y15, Y7; \
+	VBROADCASTSS (R13)(R10*1), Y14; \
+	VFMADD231PS  Y12, Y14, Y8; \
+	VFMADD231PS  Y13, Y14, Y9; \
+	VBROADCASTSS (R13)(R10*2), Y15; \
+	VFMADD231PS  Y12, Y15, Y10; \
+	VFMADD231PS  Y13, Y15, Y11; \
+	ADDQ         R12, SI; \
+	ADDQ         R12, R13
+
+// func kernel6x16DirectAVX2(depth int, a *float32, rs, cs int, bp, c *float32, ldc int, beta float32)
+TEXT ·kernel6x16DirectAVX2(SB), NOSPLIT, $0-60
+	MOVQ depth+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ rs+16(FP), R10
+	SHLQ $2, R10
+	MOVQ cs+24(FP), R12
+	SHLQ $2, R12
+	MOVQ bp+32(FP), DX
+	MOVQ c+40(FP), DI
+	MOVQ ldc+48(FP), R8
+	SHLQ $2, R8
+	LEAQ (SI)(R10*2), R13
+	ADDQ R10, R13
+	ZERO8
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	MOVQ CX, R9
+	SHRQ $2, R9
+	JZ   tail
+
+loop4:
+	DSTEP(0)
+	DSTEP(64)
+	DSTEP(128)
+	DSTEP(192)
+	ADDQ $256, DX
+	DECQ R9
+	JNZ  loop4
+
+tail:
+	ANDQ $3, CX
+	JZ   store
+
+loop1:
+	DSTEP(0)
+	ADDQ $64, DX
+	DECQ CX
+	JNZ  loop1
+
+store:
+	MOVL  beta+56(FP), AX
+	ANDL  $0x7fffffff, AX
+	JZ    overwrite
+	VBROADCASTSS beta+56(FP), Y15
+	UPDATE(Y0, Y1)
+	UPDATE(Y2, Y3)
+	UPDATE(Y4, Y5)
+	UPDATE(Y6, Y7)
+	UPDATE(Y8, Y9)
+	UPDATE(Y10, Y11)
+	VZEROUPPER
+	RET
+
+overwrite:
+	OVERWRITE(Y0, Y1)
+	OVERWRITE(Y2, Y3)
+	OVERWRITE(Y4, Y5)
+	OVERWRITE(Y6, Y7)
+	OVERWRITE(Y8, Y9)
+	OVERWRITE(Y10, Y11)
+	VZEROUPPER
+	RET

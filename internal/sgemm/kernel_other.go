@@ -2,8 +2,8 @@
 
 package sgemm
 
-// bestKernel is the fastest micro-kernel of this architecture: the portable one.
-func bestKernel() kernel { return kernelGo }
+// bestKernels are the micro-kernels of this architecture: the portable packed one alone.
+func bestKernels() kernels { return kernels{packed: kernelGo} }
 
 // accelerated is false: this architecture has no assembly kernel.
 func accelerated() bool { return false }

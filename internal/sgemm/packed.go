@@ -65,14 +65,14 @@ func (p *PackedB) Gemm(tA blas.Transpose, m int, alpha float32, a []float32, lda
 // goroutines can share one PackedB, each computing its own columns: j0 must be a multiple
 // of ColumnAlign, and j1 one too or n. c is still all of C (its column 0 at c[0]).
 func (p *PackedB) GemmColumns(tA blas.Transpose, m int, alpha float32, a []float32, lda int, beta float32, c []float32, ldc int, j0, j1 int) {
-	p.gemmColumns(bestKernel(), tA, m, alpha, a, lda, beta, c, ldc, j0, j1)
+	p.gemmColumns(bestKernels(), tA, m, alpha, a, lda, beta, c, ldc, j0, j1)
 }
 
 // ColumnAlign is the column granularity of GemmColumns: the micro-panel width.
 const ColumnAlign = nr
 
-// gemmColumns is GemmColumns with the micro-kernel kern.
-func (p *PackedB) gemmColumns(kern kernel, tA blas.Transpose, m int, alpha float32, a []float32, lda int, beta float32, c []float32, ldc int, j0, j1 int) {
+// gemmColumns is GemmColumns with the micro-kernels kerns.
+func (p *PackedB) gemmColumns(kerns kernels, tA blas.Transpose, m int, alpha float32, a []float32, lda int, beta float32, c []float32, ldc int, j0, j1 int) {
 	if !validTranspose(tA) {
 		panic(badTranspose)
 	}
@@ -114,6 +114,6 @@ func (p *PackedB) gemmColumns(kern kernel, tA blas.Transpose, m int, alpha float
 	for p0 := 0; p0 < k; p0 += p.kStep {
 		kb := min(p.kStep, k-p0)
 		bpack := p.panels[p0*np*nr+j0*kb:] // micro-panel j0/nr of this block
-		rankUpdate(kern, buf, bpack, transA, a, lda, m, p0, kb, j1-j0, alpha, beta, c[j0:], ldc)
+		rankUpdate(kerns, buf, bpack, transA, a, lda, m, p0, kb, j1-j0, alpha, beta, c[j0:], ldc)
 	}
 }

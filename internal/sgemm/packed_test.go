@@ -16,7 +16,7 @@ import (
 // alpha and beta, padded leading dimensions, whole and split into column ranges.
 func TestPackedMatchesSgemm(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	for name, kern := range kernels() {
+	for name, kern := range kernelSets() {
 		for _, tA := range transposes {
 			for _, tB := range transposes {
 				for _, sz := range [][3]int{{1, 1, 1}, {5, 17, 7}, {6, 16, 256}, {13, 100, 300}, {170, 47, 33}, {3, 1030, 20}, {16, 768, 256}} {
@@ -33,7 +33,7 @@ func TestPackedMatchesSgemm(t *testing.T) {
 
 // checkPacked compares one product of gemm with kern against the packed product, whole
 // and by column ranges of 16, 32 and the rest.
-func checkPacked(t *testing.T, name string, kern kernel, rng *rand.Rand, tA, tB blas.Transpose, m, n, k int, alpha, beta float32) {
+func checkPacked(t *testing.T, name string, kern kernels, rng *rand.Rand, tA, tB blas.Transpose, m, n, k int, alpha, beta float32) {
 	t.Helper()
 	rowA, colA := m, k
 	if tA != blas.NoTrans {

@@ -52,6 +52,21 @@ const (
 // are overwritten.
 type kernel func(depth, rows int, ap, bp, c []float32, ldc int, beta float32)
 
+// direct computes the full mr x nr block c = op(A) * bp + beta * c as kernel does, but
+// reads op(A) where it lies: its element (r, p) is a[r*rs + p*cs] (rs = lda, cs = 1 for A
+// as stored; rs = 1, cs = lda for A transposed). Packing A costs a copy of every element
+// per product, as much as the micro-kernel's work when B is only a few panels wide (a
+// thin MLP's 64 columns: EXPERIMENTS.md's profile of the invertible step); the direct
+// kernel skips it. Each element of c is the same chain of FMAs as kernel's, bit for bit.
+type direct func(depth int, a []float32, rs, cs int, bp, c []float32, ldc int, beta float32)
+
+// kernels are the micro-kernels of a product: packed, and direct when the processor has
+// one (nil otherwise), used for the full mr-row tiles of products with alpha == 1.
+type kernels struct {
+	packed kernel
+	direct direct
+}
+
 // buffers are the packing buffers of one call, reused across calls through free.
 type buffers struct {
 	a, b []float32
@@ -132,11 +147,11 @@ func Accelerated() bool { return accelerated() }
 // by beta. It panics, with gonum's messages, on a bad transpose, negative size, leading
 // dimension too small or slice too short. It runs on the calling goroutine.
 func Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	gemm(bestKernel(), tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	gemm(bestKernels(), tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
-// gemm is Sgemm with the micro-kernel kern, so that tests can run every kernel.
-func gemm(kern kernel, tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+// gemm is Sgemm with the micro-kernels kerns, so that tests can run every kernel.
+func gemm(kerns kernels, tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	if !validTranspose(tA) || !validTranspose(tB) {
 		panic(badTranspose)
 	}
@@ -190,7 +205,7 @@ func gemm(kern kernel, tA, tB blas.Transpose, m, n, k int, alpha float32, a []fl
 		for p0 := 0; p0 < k; p0 += ks {
 			kb := min(ks, k-p0)
 			packB(buf.b, transB, b, ldb, p0, j0, kb, nb)
-			rankUpdate(kern, buf, buf.b, transA, a, lda, m, p0, kb, nb, alpha, beta, c[j0:], ldc)
+			rankUpdate(kerns, buf, buf.b, transA, a, lda, m, p0, kb, nb, alpha, beta, c[j0:], ldc)
 		}
 	}
 }
@@ -204,9 +219,11 @@ func kStep(k int) int {
 
 // rankUpdate adds the rank-kb update of depth p0..p0+kb to the m rows of c (its first nb
 // columns): op(A)'s columns p0.. times the packed panel bpack of nb columns, in blocks of
-// rows split as k is (at most mc, rounded up to mr), each packed into buf and multiplied by
-// macro. The first update (p0 == 0) applies beta, the others accumulate.
-func rankUpdate(kern kernel, buf *buffers, bpack []float32, transA bool, a []float32, lda, m, p0, kb, nb int, alpha, beta float32, c []float32, ldc int) {
+// rows split as k is (at most mc, rounded up to mr), each multiplied by macro. A block is
+// packed into buf, or, with a direct kernel and alpha == 1, read where it lies, packing
+// only its last panel when that has fewer than mr rows. The first update (p0 == 0)
+// applies beta, the others accumulate.
+func rankUpdate(kerns kernels, buf *buffers, bpack []float32, transA bool, a []float32, lda, m, p0, kb, nb int, alpha, beta float32, c []float32, ldc int) {
 	if p0 > 0 {
 		beta = 1
 	}
@@ -215,9 +232,29 @@ func rankUpdate(kern kernel, buf *buffers, bpack []float32, transA bool, a []flo
 	buf.a = buf.a[:mStep*kb]
 	for i0 := 0; i0 < m; i0 += mStep {
 		mb := min(mStep, m-i0)
-		packA(buf.a, transA, a, lda, i0, p0, mb, kb, alpha)
-		macro(kern, buf, bpack, mb, nb, kb, c[i0*ldc:], ldc, beta)
+		d := inPlace{}
+		if kerns.direct != nil && alpha == 1 {
+			if transA {
+				d = inPlace{kern: kerns.direct, a: a[p0*lda+i0:], rs: 1, cs: lda}
+			} else {
+				d = inPlace{kern: kerns.direct, a: a[i0*lda+p0:], rs: lda, cs: 1}
+			}
+			if full := mb / mr * mr; full < mb {
+				packA(buf.a[full*kb:], transA, a, lda, i0+full, p0, mb-full, kb, alpha)
+			}
+		} else {
+			packA(buf.a, transA, a, lda, i0, p0, mb, kb, alpha)
+		}
+		macro(kerns.packed, d, buf, bpack, mb, nb, kb, c[i0*ldc:], ldc, beta)
 	}
+}
+
+// inPlace is a block of op(A) that a direct kernel reads where it lies: its element
+// (i, p) is a[i*rs + p*cs]. Without kern the block is packed.
+type inPlace struct {
+	kern   direct
+	a      []float32
+	rs, cs int
 }
 
 // validTranspose reports whether t is one of the three transposes.
@@ -326,23 +363,30 @@ func packB(dst []float32, trans bool, b []float32, ldb, p0, j0, kb, nb int) {
 	}
 }
 
-// macro multiplies the packed mb x kb block of A in buf.a by the packed kb x nb panel of B
-// in bpack (ceil(nb/nr) micro-panels) into the mb x nb block c, one mr x nr tile at a
-// time: the outer loop runs over the micro-panels of B, so each stays in L1 while the inner
-// loop brings the micro-panels of A from L2. Tiles cut by the edge of C are computed into
+// macro multiplies the mb x kb block of A, packed in buf.a or read in place by d.kern, by
+// the packed kb x nb panel of B in bpack (ceil(nb/nr) micro-panels) into the mb x nb block
+// c, one mr x nr tile at a time: the outer loop runs over the micro-panels of B, so each
+// stays in L1 while the inner loop brings the micro-panels of A from L2. Tiles of fewer
+// than mr rows always come from buf.a. Tiles cut by the edge of C are computed into
 // buf.tile and the part inside C merged.
-func macro(kern kernel, buf *buffers, bpack []float32, mb, nb, kb int, c []float32, ldc int, beta float32) {
+func macro(kern kernel, d inPlace, buf *buffers, bpack []float32, mb, nb, kb int, c []float32, ldc int, beta float32) {
 	for jp := 0; jp < nb; jp += nr {
 		bp := bpack[jp*kb : (jp+nr)*kb]
 		cols := min(nr, nb-jp)
 		for ip := 0; ip < mb; ip += mr {
-			ap := buf.a[ip*kb : (ip+mr)*kb]
 			rows := min(mr, mb-ip)
+			out, ld, b := c[ip*ldc+jp:], ldc, beta
+			if rows < mr || cols < nr {
+				out, ld, b = buf.tile[:], nr, 0
+			}
+			if d.kern != nil && rows == mr {
+				d.kern(kb, d.a[ip*d.rs:], d.rs, d.cs, bp, out, ld, b)
+			} else {
+				kern(kb, rows, buf.a[ip*kb:(ip+mr)*kb], bp, out, ld, b)
+			}
 			if rows == mr && cols == nr {
-				kern(kb, mr, ap, bp, c[ip*ldc+jp:], ldc, beta)
 				continue
 			}
-			kern(kb, rows, ap, bp, buf.tile[:], nr, 0)
 			for r := range rows {
 				dst := c[(ip+r)*ldc+jp : (ip+r)*ldc+jp+cols]
 				src := buf.tile[r*nr : r*nr+cols]

@@ -10,11 +10,16 @@ import (
 	"gonum.org/v1/gonum/blas"
 )
 
-// kernels are the micro-kernels to test, by name: the portable one, which Sgemm uses on
-// processors without AVX2 and FMA and on other architectures, and the one Sgemm picks
-// here (the same one again where that is the portable one).
-func kernels() map[string]kernel {
-	return map[string]kernel{"go": kernelGo, "best": bestKernel()}
+// kernelSets are the micro-kernels to test, by name: the portable one, which Sgemm uses
+// on processors without AVX2 and FMA and on other architectures; the ones Sgemm picks
+// here (the same again where that is the portable one); and, where those include a direct
+// kernel, their packed kernel alone.
+func kernelSets() map[string]kernels {
+	sets := map[string]kernels{"go": {packed: kernelGo}, "best": bestKernels()}
+	if best := bestKernels(); best.direct != nil {
+		sets["best-packed"] = kernels{packed: best.packed}
+	}
+	return sets
 }
 
 // product is one test case: sizes, transposes, scalars and the padding of the leading
@@ -38,7 +43,7 @@ func (p product) String() string {
 // reference, u the float32 unit roundoff: the classical forward error bound of a k-term
 // float32 dot product, with one more rounding for alpha (folded into packed A) and one for
 // the beta term. Elements of C outside the m x n window must keep their bits.
-func check(t *testing.T, kern kernel, p product, rng *rand.Rand) {
+func check(t *testing.T, kern kernels, p product, rng *rand.Rand) {
 	t.Helper()
 	rowA, colA := p.m, p.k
 	if p.tA != blas.NoTrans {
@@ -126,7 +131,7 @@ var (
 // variants), every transpose combination, alpha and beta, with and without padded leading
 // dimensions.
 func TestSmall(t *testing.T) {
-	for name, kern := range kernels() {
+	for name, kern := range kernelSets() {
 		t.Run(name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, 2))
 			for _, tA := range transposes {
@@ -152,7 +157,7 @@ func TestSmall(t *testing.T) {
 // a batch decoder's logits do not depend on how its sequences are split between cores.
 func TestEdgeRowsMatchFullTiles(t *testing.T) {
 	const n = 40 // column tiles of 16, 16 and 8
-	for name, kern := range kernels() {
+	for name, kern := range kernelSets() {
 		rng := rand.New(rand.NewPCG(9, 10))
 		for _, c := range []struct {
 			k    int // 37: 9 steps of 4 and 1 more; 300: a second block of 44
@@ -177,9 +182,46 @@ func TestEdgeRowsMatchFullTiles(t *testing.T) {
 	}
 }
 
+// TestDirectMatchesPacked: with alpha 1, where the direct kernel reads op(A) in place,
+// the product is bit-identical to the one from packed A, for A as stored and transposed,
+// with row counts that leave 0..mr-1 rows to a packed edge panel, more than one block of
+// rows (m > mc), depth beyond kc and every beta.
+func TestDirectMatchesPacked(t *testing.T) {
+	best := bestKernels()
+	if best.direct == nil {
+		t.Skip("no direct kernel on this processor")
+	}
+	packed := kernels{packed: best.packed}
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, tA := range transposes {
+		for _, s := range [][3]int{{6, 16, 1}, {11, 40, 37}, {36, 64, 128}, {mc + 7, 128, kc + 44}, {384, 64, 768}} {
+			for _, beta := range betas {
+				m, n, k := s[0], s[1], s[2]
+				lda := k + 1
+				if tA != blas.NoTrans {
+					lda = m + 1
+				}
+				rowA := m
+				if tA != blas.NoTrans {
+					rowA = k
+				}
+				a, b, c0 := randSlice(rng, lda*rowA), randSlice(rng, k*n), randSlice(rng, m*n)
+				want, got := append([]float32(nil), c0...), append([]float32(nil), c0...)
+				gemm(packed, tA, blas.NoTrans, m, n, k, 1, a, lda, b, n, beta, want, n)
+				gemm(best, tA, blas.NoTrans, m, n, k, 1, a, lda, b, n, beta, got, n)
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("tA=%c m=%d n=%d k=%d beta=%v: element %d is %v direct, %v packed", tA, m, n, k, beta, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestScalars: every alpha and beta on one size with edge tiles in both directions.
 func TestScalars(t *testing.T) {
-	for name, kern := range kernels() {
+	for name, kern := range kernelSets() {
 		t.Run(name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(3, 4))
 			for _, tA := range transposes {
@@ -202,7 +244,7 @@ func TestLarge(t *testing.T) {
 	if !testing.Short() {
 		sizes = append(sizes, [3]int{7, nc + 21, 300})
 	}
-	for name, kern := range kernels() {
+	for name, kern := range kernelSets() {
 		t.Run(name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(5, 6))
 			for i, s := range sizes {
@@ -219,7 +261,7 @@ func TestLarge(t *testing.T) {
 // TestConjTrans: ConjTrans is Trans for real matrices.
 func TestConjTrans(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	check(t, bestKernel(), product{blas.ConjTrans, blas.ConjTrans, 9, 21, 11, 1, 0.3, 0, 0, 0}, rng)
+	check(t, bestKernels(), product{blas.ConjTrans, blas.ConjTrans, 9, 21, 11, 1, 0.3, 0, 0, 0}, rng)
 }
 
 // TestQuickReturns: alpha == 0 or k == 0 only scale C (zeroing it, NaN included, when
