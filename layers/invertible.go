@@ -101,8 +101,13 @@ func (b *InvertibleBlock) Forward(g *Graph, x *G.Node) (*G.Node, error) {
 			return nil, err
 		}
 	}
-	for k := range b.MLPs {
-		if x, err = b.residual(g, x, b.MLPBranch(k)); err != nil {
+	for k, m := range b.MLPs {
+		if b.Ball2 == nil && b.Dropout == 0 { // the branch reads x itself: one fused op
+			x, err = m.Residual(g, x)
+		} else {
+			x, err = b.residual(g, x, b.MLPBranch(k))
+		}
+		if err != nil {
 			return nil, err
 		}
 	}

@@ -75,6 +75,16 @@ func (m *SpectralMLP) Forward(g *Graph, x *G.Node) (*G.Node, error) {
 	return m.Proj.apply(g, h, proj)
 }
 
+// Residual maps x (N, D) to the sub-block's output x + g(x) (N, D) by ops.MLPResidual:
+// the same values as Add(x, Forward(x)), in one op.
+func (m *SpectralMLP) Residual(g *Graph, x *G.Node) (*G.Node, error) {
+	fc, proj, err := m.Weights(g)
+	if err != nil {
+		return nil, err
+	}
+	return ops.MLPResidual(x, fc, g.Node(m.Fc.B), proj, g.Node(m.Proj.B))
+}
+
 // Lipschitz2 is the certified 2-norm Lipschitz constant on one token: the product of the
 // two layers' exact constants (ELU is 1-Lipschitz; the gain factors e^s and e^-s cancel).
 func (m *SpectralMLP) Lipschitz2() float64 { return m.Fc.Lipschitz2() * m.Proj.Lipschitz2() }

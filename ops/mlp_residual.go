@@ -1,0 +1,250 @@
+package ops
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/chewxy/hm"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"lipformer/kernel"
+)
+
+// MLPResidual is the residual MLP sub-block y = x + ELU(x w1 + b1) w2 + b2 as one op, for
+// x (N, D), w1 (D, H), b1 (H), w2 (H, D) and b2 (D). It computes what
+// Add(x, Linear(ELU(Linear(x, b1, w1)), b2, w2)) computes, bit for bit, forward and
+// backward, with one op forward and one backward (and four that hand out the weight
+// gradients) where those take nine and fifteen. It exists for stacks of thin sub-blocks
+// (the invertible recipe's eight MLPs per block), whose step the separate ops' dispatch
+// dominated: and since x feeds only this op, its gradient needs no sum of the skip's and
+// the branch's parts, which Gorgonia adds on one core.
+func MLPResidual(x, w1, b1, w2, b2 *G.Node) (*G.Node, error) {
+	xs, s1, s2 := x.Shape(), w1.Shape(), w2.Shape()
+	if xs.Dims() != 2 || s1.Dims() != 2 || s2.Dims() != 2 || s1[0] != xs[1] || s2[0] != s1[1] || s2[1] != xs[1] ||
+		b1.Shape().Dims() != 1 || b1.Shape()[0] != s1[1] || b2.Shape().Dims() != 1 || b2.Shape()[0] != xs[1] {
+		return nil, fmt.Errorf("mlp residual: x %v, w1 %v, b1 %v, w2 %v, b2 %v, want (N, D), (D, H), (H), (H, D), (D)",
+			xs, s1, b1.Shape(), s2, b2.Shape())
+	}
+	for _, n := range []*G.Node{w1, b1, w2, b2} {
+		if n.Dtype() != x.Dtype() {
+			return nil, fmt.Errorf("mlp residual: %s is %v, x %v, want one dtype", n.Name(), n.Dtype(), x.Dtype())
+		}
+	}
+	if err := checkFloat("mlp residual", x.Dtype()); err != nil {
+		return nil, err
+	}
+	return G.ApplyOp(&mlpResOp{baseOp: baseOp{name: "MLPResidual"}, part: mlpResForward, st: &mlpResState{}}, x, w1, b1, w2, b2)
+}
+
+// Parts of the op: the forward, the backward (which returns dx and keeps the weight
+// gradients), and the readers of the weight gradients, in the order of the inputs w1, b1,
+// w2, b2 (parts 0 to 3).
+const (
+	mlpResForward  = -2
+	mlpResBackward = -1
+)
+
+// mlpResOp is one part of MLPResidual. The parts of one sub-block share an mlpResState
+// (see saved): the forward keeps the pre-activations h and activations a there, the
+// backward reads them (it fails unless the forward of the same run wrote them) and keeps
+// the four weight gradients there, and each reader copies out one of them (it fails
+// unless the backward of the same run wrote them).
+type mlpResOp struct {
+	baseOp
+	part int
+	st   *mlpResState
+	read reader // backward: the last forward it took; a reader: the last backward
+}
+
+// mlpResState is what the parts of one sub-block share.
+type mlpResState struct {
+	h, a  any // (N, H) []T: x w1 + b1 and ELU of it
+	fwd   saved
+	grads [4]any // []T: dw1 (D, H), db1 (H), dw2 (H, D), db2 (D)
+	bwd   saved
+	dh    any // (N, H) []T: scratch of the backward
+	ws    kernel.Workspace
+}
+
+// Arity is 5 forward (x, w1, b1, w2, b2), 7 backward (the same, y and dy) and 2 for a
+// reader (its weight, dx).
+func (op *mlpResOp) Arity() int {
+	switch op.part {
+	case mlpResForward:
+		return 5
+	case mlpResBackward:
+		return 7
+	}
+	return 2
+}
+
+// Type maps the inputs' tensors to a matrix, or a reader's weight and dx to the weight's
+// type.
+func (op *mlpResOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	m, v := G.TensorType{Dims: 2, Of: a}, G.TensorType{Dims: 1, Of: a}
+	switch op.part {
+	case mlpResForward:
+		return hm.NewFnType(m, m, v, m, v, m)
+	case mlpResBackward:
+		return hm.NewFnType(m, m, v, m, v, m, m, m)
+	case 1, 3:
+		return hm.NewFnType(v, m, v)
+	}
+	return hm.NewFnType(m, m, m)
+}
+
+// InferShape is x's shape, or a reader's weight's.
+func (op *mlpResOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	s, ok := in[0].(tensor.Shape)
+	if !ok {
+		return nil, fmt.Errorf("%s: input 0 has shape %v", op.name, in[0])
+	}
+	return s.Clone(), nil
+}
+
+// Do runs the part into its kept buffer.
+func (op *mlpResOp) Do(in ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, in...) }
+
+// UsePreallocDo runs the part into prealloc when it fits.
+func (op *mlpResOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, error) {
+	ts := make([]*tensor.Dense, op.Arity())
+	for i := range ts {
+		var err error
+		if ts[i], err = dense(op.name, in, i); err != nil {
+			return nil, err
+		}
+	}
+	out := op.out.get(prealloc, ts[0].Dtype(), ts[0].Shape(), in)
+	var err error
+	switch out.Dtype() {
+	case tensor.Float32:
+		err = mlpResKernel[float32](op, data[float32](out), ts)
+	case tensor.Float64:
+		err = mlpResKernel[float64](op, data[float64](out), ts)
+	}
+	return out, err
+}
+
+// mlpResKernel computes op's part into out from its inputs ts.
+func mlpResKernel[T kernel.Float](op *mlpResOp, out []T, ts []*tensor.Dense) error {
+	st := op.st
+	if op.part >= 0 {
+		if !op.read.take(&st.bwd) {
+			return fmt.Errorf("%s: no gradient of this run's backward to read", op.name)
+		}
+		copy(out, st.grads[op.part].([]T))
+		return nil
+	}
+	x, w1, b1, w2, b2 := data[T](ts[0]), data[T](ts[1]), data[T](ts[2]), data[T](ts[3]), data[T](ts[4])
+	n, d, hid := ts[0].Shape()[0], ts[0].Shape()[1], ts[1].Shape()[1]
+	if op.part == mlpResForward {
+		st.fwd.begin()
+		h, a := scratch[T](&st.h, n*hid), scratch[T](&st.a, n*hid)
+		mlpResForwardKernel(x, w1, b1, w2, b2, h, a, out, n, d, hid)
+		st.fwd.done()
+		return nil
+	}
+	if !op.read.take(&st.fwd) {
+		return fmt.Errorf("%s: no activations of this run's forward to read", op.name)
+	}
+	h, a := st.h.([]T), st.a.([]T)
+	st.bwd.begin()
+	dy, dh := data[T](ts[6]), scratch[T](&st.dh, n*hid)
+	g := [4][]T{scratch[T](&st.grads[0], d*hid), scratch[T](&st.grads[1], hid), scratch[T](&st.grads[2], hid*d), scratch[T](&st.grads[3], d)}
+	// as Linear's backward: dA = dy w2^T, then ELU's: dh = dA ELU'(h)
+	kernel.Gemm(false, true, n, hid, d, 1, dy, d, w2, d, 0, dh, hid)
+	kernel.ELUGrad(dh, h, dh)
+	// dx = dy (the skip) + dh w1^T (the branch), added as Gorgonia adds the two parts
+	kernel.Gemm(false, true, n, d, hid, 1, dh, hid, w1, hid, 0, out, d)
+	kernel.Add(out, dy, out)
+	kernel.Gemm(true, false, d, hid, n, 1, x, d, dh, hid, 0, g[0], hid)
+	kernel.ColSum(g[1], dh, &st.ws)
+	kernel.Gemm(true, false, hid, d, n, 1, a, hid, dy, d, 0, g[2], d)
+	kernel.ColSum(g[3], dy, &st.ws)
+	st.bwd.done()
+	return nil
+}
+
+// mlpResForwardKernel writes h = x w1 + b1, a = ELU(h) and y = x + (a w2 + b2), each as
+// Linear, ELU and Add compute it.
+func mlpResForwardKernel[T kernel.Float](x, w1, b1, w2, b2, h, a, y []T, n, d, hid int) {
+	mlpResHidden(x, w1, b1, h, a, n, d, hid)
+	kernel.ParallelFor(n, d, func(_, lo, hi int) {
+		for r := lo; r < hi; r++ {
+			copy(y[r*d:(r+1)*d], b2)
+		}
+	})
+	kernel.Gemm(false, false, n, d, hid, 1, a, hid, w2, d, 1, y, d)
+	kernel.Add(y, x, y)
+}
+
+// mlpResHidden writes h = x w1 + b1 (the bias first, as Linear) and a = ELU(h).
+func mlpResHidden[T kernel.Float](x, w1, b1, h, a []T, n, d, hid int) {
+	kernel.ParallelFor(n, hid, func(_, lo, hi int) {
+		for r := lo; r < hi; r++ {
+			copy(h[r*hid:(r+1)*hid], b1)
+		}
+	})
+	kernel.Gemm(false, false, n, hid, d, 1, x, d, w1, hid, 1, h, hid)
+	kernel.ELU(a, h)
+}
+
+// Kept is the number of elements the part keeps beyond its output: the forward's h and a
+// and the backward's dh and weight gradients, which the parts of a sub-block share and the
+// forward reports.
+func (op *mlpResOp) Kept() int {
+	if op.part != mlpResForward {
+		return 0
+	}
+	n := 0
+	for _, v := range append([]any{op.st.h, op.st.a, op.st.dh}, op.st.grads[:]...) {
+		switch s := v.(type) {
+		case []float32:
+			n += len(s)
+		case []float64:
+			n += len(s)
+		}
+	}
+	return n
+}
+
+// scratch returns the []T held in *p, made anew when it is missing or not of size n.
+func scratch[T kernel.Float](p *any, n int) []T {
+	if s, ok := (*p).([]T); ok && len(s) == n {
+		return s
+	}
+	s := make([]T, n)
+	*p = s
+	return s
+}
+
+// DiffWRT is true for the five inputs of the forward.
+func (op *mlpResOp) DiffWRT(inputs int) []bool {
+	d := make([]bool, inputs)
+	for i := range d {
+		d[i] = op.part == mlpResForward
+	}
+	return d
+}
+
+// SymDiff applies the backward to the inputs, the output and its gradient, and a reader
+// of each weight gradient to the backward's dx. The parts are not differentiable.
+func (op *mlpResOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
+	if op.part != mlpResForward {
+		return nil, errors.New(op.name + ": second derivatives are not implemented")
+	}
+	dx, err := G.ApplyOp(&mlpResOp{baseOp: baseOp{name: "MLPResidualGrad"}, part: mlpResBackward, st: op.st}, append(append(G.Nodes{}, in...), out, grad)...)
+	if err != nil {
+		return nil, err
+	}
+	grads := G.Nodes{dx, nil, nil, nil, nil}
+	for k := range 4 {
+		r := &mlpResOp{baseOp: baseOp{name: fmt.Sprintf("MLPResidualGrad{part=%d}", k)}, part: k, st: op.st}
+		if grads[1+k], err = G.ApplyOp(r, in[1+k], dx); err != nil {
+			return nil, err
+		}
+	}
+	return grads, nil
+}

@@ -1,0 +1,253 @@
+package ops
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"lipformer/internal/gradcheck"
+)
+
+// mlpResInputs are random inputs of MLPResidual (x, w1, b1, w2, b2) for n rows of width d
+// and hidden width hid, as float64 tensors.
+func mlpResInputs(seed uint64, n, d, hid int) []*tensor.Dense {
+	return []*tensor.Dense{
+		gradcheck.Rand(seed, 1, n, d), gradcheck.Rand(seed+1, 0.4, d, hid), gradcheck.Rand(seed+2, 0.3, hid),
+		gradcheck.Rand(seed+3, 0.4, hid, d), gradcheck.Rand(seed+4, 0.3, d),
+	}
+}
+
+// TestMLPResidualForward: y = x + ELU(x w1 + b1) w2 + b2 against a plain-Go triple loop.
+func TestMLPResidualForward(t *testing.T) {
+	const n, d, hid = 5, 4, 3
+	in := mlpResInputs(1, n, d, hid)
+	g := G.NewGraph()
+	nodes := make([]*G.Node, len(in))
+	for i, v := range in {
+		nodes[i] = G.NodeFromAny(g, v)
+	}
+	y, err := MLPResidual(nodes[0], nodes[1], nodes[2], nodes[3], nodes[4])
+	if err != nil {
+		t.Fatal(err)
+	}
+	runGraph(t, g)
+	x, w1, b1, w2, b2 := in[0].Data().([]float64), in[1].Data().([]float64), in[2].Data().([]float64), in[3].Data().([]float64), in[4].Data().([]float64)
+	got := y.Value().Data().([]float64)
+	for r := range n {
+		a := make([]float64, hid)
+		for k := range hid {
+			h := b1[k]
+			for l := range d {
+				h += x[r*d+l] * w1[l*hid+k]
+			}
+			a[k] = h
+			if h < 0 {
+				a[k] = math.Expm1(h)
+			}
+		}
+		for j := range d {
+			want := x[r*d+j] + b2[j]
+			for k := range hid {
+				want += a[k] * w2[k*d+j]
+			}
+			if math.Abs(got[r*d+j]-want) > 1e-13 {
+				t.Errorf("y[%d][%d] = %v, want %v", r, j, got[r*d+j], want)
+			}
+		}
+	}
+}
+
+// TestMLPResidualGradient: the gradients of all five inputs against central differences.
+func TestMLPResidualGradient(t *testing.T) {
+	in := mlpResInputs(10, 7, 5, 6)
+	names := []string{"x", "w1", "b1", "w2", "b2"}
+	inputs := make([]gradcheck.Input, len(in))
+	for i, v := range in {
+		inputs[i] = gradcheck.Input{Name: names[i], Value: v}
+	}
+	res, err := gradcheck.Check(func(g *G.ExprGraph, n []*G.Node) (*G.Node, error) {
+		return MLPResidual(n[0], n[1], n[2], n[3], n[4])
+	}, inputs, 1, 1e-6)
+	assertGrad(t, "mlp residual", res, err)
+}
+
+// TestMLPResidualMatchesOps: the fused op gives the value and the five gradients of
+// Add(x, Linear(ELU(Linear(x, b1, w1)), b2, w2)) bit for bit, in float32 and float64, on
+// rows enough for the products and elementwise kernels to split across goroutines, and
+// again in a second run after x changed in place (the backward reads its own run's
+// forward).
+func TestMLPResidualMatchesOps(t *testing.T) {
+	const n, d, hid = 700, 48, 24
+	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+		fused, err := newMLPResGraph(dt, n, d, hid, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ops, err := newMLPResGraph(dt, n, d, hid, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for run := range 2 {
+			if run == 1 {
+				rng := rand.New(rand.NewPCG(7, 8))
+				fused.perturb(rng)
+				ops.perturb(rand.New(rand.NewPCG(7, 8)))
+			}
+			for _, m := range []*mlpResGraph{fused, ops} {
+				if err := m.vm.RunAll(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, want := fused.results(t), ops.results(t)
+			names := []string{"y", "dx", "dw1", "db1", "dw2", "db2"}
+			for i := range want {
+				for j := range want[i] {
+					if math.Float64bits(got[i][j]) != math.Float64bits(want[i][j]) {
+						t.Fatalf("%v, run %d: %s[%d] is %v fused, %v by the separate ops", dt, run, names[i], j, got[i][j], want[i][j])
+					}
+				}
+			}
+			fused.vm.Reset()
+			ops.vm.Reset()
+		}
+	}
+}
+
+// mlpResGraph is a cross-entropy loss of the sub-block's output (as logits), built fused
+// or from the separate ops, with its machine.
+type mlpResGraph struct {
+	in    []*G.Node // x, w1, b1, w2, b2
+	vals  []G.Value // read by the runs: y and the gradients of the inputs
+	vm    G.VM
+	xData *tensor.Dense
+}
+
+// newMLPResGraph builds the graph on mlpResInputs(20, ...) converted to dt.
+func newMLPResGraph(dt tensor.Dtype, n, d, hid int, fused bool) (*mlpResGraph, error) {
+	g := G.NewGraph()
+	m := &mlpResGraph{}
+	for i, v := range mlpResInputs(20, n, d, hid) {
+		c := convertTo(v, dt)
+		if i == 0 {
+			m.xData = c
+		}
+		m.in = append(m.in, G.NodeFromAny(g, c))
+	}
+	x, w1, b1, w2, b2 := m.in[0], m.in[1], m.in[2], m.in[3], m.in[4]
+	var y *G.Node
+	var err error
+	if fused {
+		y, err = MLPResidual(x, w1, b1, w2, b2)
+	} else {
+		var h *G.Node
+		if h, err = Linear(x, b1, w1); err == nil {
+			if h, err = ELU(h); err == nil {
+				if h, err = Linear(h, b2, w2); err == nil {
+					y, err = Add(x, h)
+				}
+			}
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	targets := make([]int, n)
+	for i := range targets {
+		targets[i] = (7 * i) % d
+	}
+	loss, err := CrossEntropy(y, G.NodeFromAny(g, tensor.New(tensor.WithShape(n), tensor.WithBacking(targets))))
+	if err != nil {
+		return nil, err
+	}
+	grads, err := G.Grad(loss, m.in...)
+	if err != nil {
+		return nil, err
+	}
+	m.vals = make([]G.Value, 1+len(grads))
+	for i, n := range append(G.Nodes{y}, grads...) {
+		G.Read(n, &m.vals[i])
+	}
+	m.vm = G.NewTapeMachine(g)
+	return m, nil
+}
+
+// perturb adds small noise to x in place.
+func (m *mlpResGraph) perturb(rng *rand.Rand) {
+	switch v := m.xData.Data().(type) {
+	case []float32:
+		for i := range v {
+			v[i] += float32(0.1 * rng.NormFloat64())
+		}
+	case []float64:
+		for i := range v {
+			v[i] += 0.1 * rng.NormFloat64()
+		}
+	}
+}
+
+// results are y and the gradients of x, w1, b1, w2 and b2, as float64.
+func (m *mlpResGraph) results(t *testing.T) [][]float64 {
+	t.Helper()
+	out := make([][]float64, len(m.vals))
+	for i, v := range m.vals {
+		switch d := v.Data().(type) {
+		case []float32:
+			for _, f := range d {
+				out[i] = append(out[i], float64(f))
+			}
+		case []float64:
+			out[i] = append([]float64(nil), d...)
+		}
+	}
+	return out
+}
+
+// convertTo is v (float64) as a tensor of dtype dt.
+func convertTo(v *tensor.Dense, dt tensor.Dtype) *tensor.Dense {
+	src := v.Data().([]float64)
+	if dt == tensor.Float64 {
+		return tensor.New(tensor.WithShape(v.Shape().Clone()...), tensor.WithBacking(append([]float64(nil), src...)))
+	}
+	f := make([]float32, len(src))
+	for i, s := range src {
+		f[i] = float32(s)
+	}
+	return tensor.New(tensor.WithShape(v.Shape().Clone()...), tensor.WithBacking(f))
+}
+
+// TestMLPResidualPartsNeedTheirRun: the backward fails without a forward of its run to
+// read, and a reader without a backward, instead of using stale values.
+func TestMLPResidualPartsNeedTheirRun(t *testing.T) {
+	in := mlpResInputs(40, 3, 2, 4)
+	vals := make([]G.Value, 0, 7)
+	for _, v := range in {
+		vals = append(vals, v)
+	}
+	vals = append(vals, in[0], in[0]) // y and dy, (N, D)
+	st := &mlpResState{}
+	bwd := &mlpResOp{baseOp: baseOp{name: "MLPResidualGrad"}, part: mlpResBackward, st: st}
+	if _, err := bwd.Do(vals...); err == nil || !strings.Contains(err.Error(), "forward") {
+		t.Errorf("backward without a forward: %v, want an error", err)
+	}
+	fwd := &mlpResOp{baseOp: baseOp{name: "MLPResidual"}, part: mlpResForward, st: st}
+	if _, err := fwd.Do(vals[:5]...); err != nil {
+		t.Fatal(err)
+	}
+	rd := &mlpResOp{baseOp: baseOp{name: "MLPResidualGrad{part=0}"}, part: 0, st: st}
+	if _, err := rd.Do(in[1], in[0]); err == nil || !strings.Contains(err.Error(), "backward") {
+		t.Errorf("reader without a backward: %v, want an error", err)
+	}
+	if _, err := bwd.Do(vals...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rd.Do(in[1], in[0]); err != nil {
+		t.Errorf("reader after the backward: %v", err)
+	}
+	if _, err := bwd.Do(vals...); err == nil {
+		t.Error("a second backward on the same forward succeeded, want an error")
+	}
+}
