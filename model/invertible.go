@@ -1,6 +1,12 @@
 package model
 
-import "lipformer/layers"
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"lipformer/layers"
+)
 
 // SpectralNorms returns every spectral normalisation of the model's invertible blocks, in
 // block order (none for other architectures).
@@ -39,14 +45,31 @@ func (m *Model) Attentions() []*layers.Attention {
 // PowerIterate runs n steps of power iteration on every spectrally normalised weight and
 // every token-norm attention bound, updating their persistent vectors in place: once
 // before each training step, more before an inversion. It does nothing for architectures
-// without them.
+// without them. Each estimate has its own vectors and scratch, so they run on up to
+// GOMAXPROCS goroutines, each taking the next one not taken (the attention bounds, the
+// largest, first), with the results of running them one after another.
 func (m *Model) PowerIterate(n int) {
-	for _, sn := range m.SpectralNorms() {
-		sn.Iterate(n)
-	}
+	var jobs []func()
 	for _, a := range m.Attentions() {
-		a.PowerIterate(n)
+		if a.Power != nil {
+			jobs = append(jobs, func() { a.PowerIterate(n) })
+		}
 	}
+	for _, sn := range m.SpectralNorms() {
+		jobs = append(jobs, func() { sn.Iterate(n) })
+	}
+	var next atomic.Int64
+	run := func() {
+		for i := next.Add(1) - 1; i < int64(len(jobs)); i = next.Add(1) - 1 {
+			jobs[i]()
+		}
+	}
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(jobs)) - 1 {
+		wg.Go(run)
+	}
+	run()
+	wg.Wait()
 }
 
 // Buffers returns the tensors that checkpoints save besides the parameters: the power
