@@ -32,8 +32,9 @@ type WholeLower struct {
 // LowerBound searches windows random windows of tokens (drawn from seed) for the largest
 // block of the Jacobian of the embedded map: at each, the blocks (i, i) at positions 0,
 // T/4, T/2, 3T/4 and T-1, (T-1, T-2) and (T-1, 0), each by iters steps of power iteration with
-// central-difference JVPs and exact VJPs, on a float64 copy of the model.
-func (m *Model) LowerBound(windows, iters int, seed uint64) (*WholeLower, error) {
+// central-difference JVPs and exact VJPs, on a float64 copy of the model. progress, if not
+// nil, is called after each block with the blocks done and their total.
+func (m *Model) LowerBound(windows, iters int, seed uint64, progress func(done, total int)) (*WholeLower, error) {
 	if windows < 1 || iters < 1 {
 		return nil, fmt.Errorf("lower bound: %d windows of %d iterations, want >= 1 each", windows, iters)
 	}
@@ -56,6 +57,7 @@ func (m *Model) LowerBound(windows, iters int, seed uint64) (*WholeLower, error)
 	rng := rand.New(rand.NewPCG(seed, 0x6c6f776572)) // "lower"
 	out := &WholeLower{Windows: windows}
 	tok, pos := m64.Tok.Rows(), m64.Pos.W.Float64s()
+	done, total := 0, windows*len(pairs)
 	for range windows {
 		x := make([]float64, T*D) // (T, D)
 		for p := range T {
@@ -71,6 +73,9 @@ func (m *Model) LowerBound(windows, iters int, seed uint64) (*WholeLower, error)
 			}
 			if s > out.Best {
 				out.Best, out.Row, out.Col = s, ji[0], ji[1]
+			}
+			if done++; progress != nil {
+				progress(done, total)
 			}
 		}
 	}

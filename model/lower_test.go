@@ -64,7 +64,7 @@ func TestLowerBoundBelowTheCertificate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		low, err := m.LowerBound(2, 30, 1)
+		low, err := m.LowerBound(2, 30, 1, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -106,8 +106,9 @@ func writeCSV(path string, recs []tightness.Record) error {
 
 // certify prints the Lipschitz certificate of the checkpoint arg names, as tables or as
 // JSON; with searchN > 0 it also searches each tied L2 attention layer for lower bounds
-// on sequences of searchN tokens (o's starts and steps), with the progress of the starts
-// on stderr: a bar on a terminal, a line every 10 s otherwise.
+// on sequences of searchN tokens (o's starts and steps), and with whole > 0 the whole model
+// on that many windows, with the progress of the starts and of the Jacobian blocks on
+// stderr: a bar on a terminal, a line every 10 s otherwise.
 func certify(arg string, searchN, whole int, o search.Options, asJSON bool, w, stderr io.Writer) error {
 	path, err := cli.CheckpointPath(arg)
 	if err != nil {
@@ -117,8 +118,10 @@ func certify(arg string, searchN, whole int, o search.Options, asJSON bool, w, s
 	if err != nil {
 		return err
 	}
-	progress := cli.Reporter(stderr, cli.Logger(stderr)).Task("searching", "lower bounds of the certificate", "starts")
-	cert, err := tightness.Certify(m, searchN, o, whole, progress)
+	r := cli.Reporter(stderr, cli.Logger(stderr))
+	progress := r.Task("searching", "lower bounds of the certificate", "starts")
+	wholeProgress := r.Task("searching", "the whole model's Jacobian blocks", "blocks")
+	cert, err := tightness.Certify(m, searchN, o, whole, progress, wholeProgress)
 	if err != nil {
 		return err
 	}

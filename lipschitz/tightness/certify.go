@@ -45,8 +45,9 @@ type Certification struct {
 // tokens (o's starts and steps; search.LayerLowerBounds), and with whole > 0 the whole
 // model on that many random windows (model.Model.LowerBound, seeded by o.Seed). progress,
 // if not nil, is called after each start of the layer searches with the starts done and
-// their total.
-func Certify(m *model.Model, n int, o search.Options, whole int, progress func(done, total int)) (*Certification, error) {
+// their total, and wholeProgress after each Jacobian block of the whole-model search with
+// the blocks done and their total.
+func Certify(m *model.Model, n int, o search.Options, whole int, progress, wholeProgress func(done, total int)) (*Certification, error) {
 	cert, err := m.Certificate()
 	if err != nil {
 		return nil, err
@@ -57,7 +58,7 @@ func Certify(m *model.Model, n int, o search.Options, whole int, progress func(d
 	}
 	c := &Certification{Certificate: cert, Attention: attn, N: n, Cfg: m.Cfg}
 	if whole > 0 {
-		if c.Whole, err = m.LowerBound(whole, wholeIters, o.Seed); err != nil {
+		if c.Whole, err = m.LowerBound(whole, wholeIters, o.Seed, wholeProgress); err != nil {
 			return nil, err
 		}
 		c.WholeLooseness = cert.Tok2 / model.Bound(c.Whole.Best)

@@ -48,7 +48,7 @@ func TestCertify(t *testing.T) {
 			t.Fatal(err)
 		}
 		var js bytes.Buffer
-		certified, err := Certify(loaded, 0, o, 0, nil)
+		certified, err := Certify(loaded, 0, o, 0, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,7 +73,7 @@ func TestCertify(t *testing.T) {
 		}
 		o.Starts, o.Steps = 2, 10
 		var calls [][2]int
-		searched, err := Certify(loaded, 4, o, 0, func(done, total int) { calls = append(calls, [2]int{done, total}) })
+		searched, err := Certify(loaded, 4, o, 0, func(done, total int) { calls = append(calls, [2]int{done, total}) }, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,8 +104,13 @@ func TestCertify(t *testing.T) {
 			t.Errorf("%s: lower bounds %+v against certified %v (inf) and %v (token2)", a.Name, *a.Lower, a.CertInfAtN, a.CertTok2AtN)
 		}
 		o.Starts, o.Steps = 1, 5
-		if searched, err = Certify(loaded, 4, o, 2, nil); err != nil {
+		var blocks [][2]int
+		if searched, err = Certify(loaded, 4, o, 2, nil, func(done, total int) { blocks = append(blocks, [2]int{done, total}) }); err != nil {
 			t.Fatal(err)
+		}
+		// 2 windows x the distinct (j, i) blocks of model.Model.LowerBound, counted one by one
+		if n := len(blocks); n == 0 || n%2 != 0 || blocks[n-1] != [2]int{n, n} || blocks[0] != [2]int{1, n} {
+			t.Errorf("whole-model progress calls %v, want 1..n of n, n even", blocks)
 		}
 		var table bytes.Buffer
 		if err := searched.WriteTable(&table, "ckpt"); err != nil || !strings.Contains(table.String(), "token2 looseness") || !strings.Contains(table.String(), "whole model, token norm") {
