@@ -33,6 +33,11 @@ type Settings struct {
 	// SampleWindowNone (Workload).
 	SampleBatch  int
 	SampleWindow string
+	// Recipe measures contractive-l2 and invertible-l2 as their certified recipes train
+	// (spec.Model.WithCertifiedRecipe: the token2 bound, temperatures, a position bias,
+	// and for invertible-l2 the MLP gain and RecipeMLPBlocks MLP sub-blocks sharing the
+	// preset's MLP width), not as [K] builds them; the other architectures are unchanged.
+	Recipe bool
 }
 
 // Measurement is one timed program at one configuration: one JSON object of cmd/bench's
@@ -40,7 +45,7 @@ type Settings struct {
 type Measurement struct {
 	Impl           string  `json:"impl"`    // go or torch
 	Config         string  `json:"config"`  // preset name
-	Arch           string  `json:"arch"`    // model architecture
+	Arch           string  `json:"arch"`    // model architecture; "+recipe" after it for a certified recipe (Settings.Recipe)
 	Mode           string  `json:"mode"`    // train, eval or sample
 	Dtype          string  `json:"dtype"`   // float32 or float64
 	Backend        string  `json:"backend"` // Go: the BLAS of the build (kernel.Backend); torch: its BLAS
@@ -131,10 +136,26 @@ type Job struct {
 }
 
 // NewJob builds the configuration and the batch (model.RandomBatch) of a preset and
-// architecture.
+// architecture, as its certified recipe with s.Recipe.
 func NewJob(p model.Preset, arch spec.Arch, s Settings) Job {
 	in, tg := model.RandomBatch(s.Seed, p.Batch, p.Context, p.Vocab)
-	return Job{Preset: p, Cfg: p.Config(arch, s.Dtype), Inputs: in, Targets: tg, Set: s}
+	cfg := p.Config(arch, s.Dtype)
+	if s.Recipe && (arch == spec.ContractiveL2 || arch == spec.InvertibleL2) {
+		if arch == spec.InvertibleL2 {
+			cfg.Hidden = 0 // the preset's 4D, shared by the sub-blocks
+		}
+		cfg = cfg.WithCertifiedRecipe()
+	}
+	return Job{Preset: p, Cfg: cfg, Inputs: in, Targets: tg, Set: s}
+}
+
+// ArchName is the job's architecture as measurements name it: "+recipe" after it for a
+// certified recipe.
+func (j Job) ArchName() string {
+	if j.Set.Recipe && (j.Cfg.Arch == spec.ContractiveL2 || j.Cfg.Arch == spec.InvertibleL2) {
+		return j.Cfg.Arch.String() + "+recipe"
+	}
+	return j.Cfg.Arch.String()
 }
 
 // Measure times one mode of the job on a fresh model (initialised from the seed): the
@@ -152,7 +173,7 @@ func (j Job) Measure(mode string) (Measurement, error) {
 	}
 	med := stats.Median(tm.durs).Seconds()
 	gflop := w.FLOPs / 1e9
-	r := Measurement{Impl: "go", Config: j.Preset.Name, Arch: j.Cfg.Arch.String(), Mode: mode, Dtype: j.Cfg.Dtype.String(), Backend: kernel.Backend,
+	r := Measurement{Impl: "go", Config: j.Preset.Name, Arch: j.ArchName(), Mode: mode, Dtype: j.Cfg.Dtype.String(), Backend: kernel.Backend,
 		Threads: runtime.GOMAXPROCS(0), Batch: w.Batch, Context: j.Cfg.Context, Params: w.Params,
 		Steps: j.Set.Steps, Warmup: j.Set.Warmup, MsMedian: 1e3 * med,
 		MsMin: 1e3 * slices.Min(tm.durs).Seconds(), MsMax: 1e3 * slices.Max(tm.durs).Seconds(),

@@ -38,7 +38,7 @@ func (p *Printer) Header(s Settings) error {
 		"ns/tok is per position computed; ns/gen is per generated token (sample);\n"+
 		"x train is the training step's ns/tok over this one's ns/tok, for sample over its ns/gen;\n"+
 		"MB/run and allocs are heap bytes and objects allocated per timed run; live heap is before -> after the timed runs\n\n"+
-		"%-5s %-4s %-14s %-6s %10s %19s %9s %8s %8s %9s %9s %15s %8s %9s %7s\n",
+		"%-5s %-4s %-20s %-6s %10s %19s %9s %8s %8s %9s %9s %15s %8s %9s %7s\n",
 		runtime.Version(), runtime.GOOS, runtime.GOARCH, kernel.Backend, runtime.GOMAXPROCS(0), s.Dtype, s.Steps, s.Warmup, sampleRunText(s.SampleWindow), s.SampleBatch,
 		"impl", "conf", "arch", "mode", "ms", "min..max ms", "tok/s", "GFLOP", "GFLOP/s", "MB/run", "allocs", "live heap MB", "ns/tok", "ns/gen", "x train")
 	return err
@@ -72,7 +72,7 @@ func (p *Printer) Measurement(r Measurement) error {
 	if ns := r.NsPerGen(); ns > 0 {
 		gen = fmt.Sprintf("%.0f", ns)
 	}
-	_, err := fmt.Fprintf(p.W, "%-5s %-4s %-14s %-6s %10.2f %19s %9.0f %8.3f %8.2f %9s %9s %15s %8.0f %9s %7s\n",
+	_, err := fmt.Fprintf(p.W, "%-5s %-4s %-20s %-6s %10.2f %19s %9.0f %8.3f %8.2f %9s %9s %15s %8.0f %9s %7s\n",
 		r.Impl, r.Config, r.Arch, r.Mode, r.MsMedian, fmt.Sprintf("%.2f..%.2f", r.MsMin, r.MsMax), r.TokensPerS,
 		r.GFLOP, r.GFLOPPerS, mem, allocs, heap, r.NsPerToken, gen, speed)
 	return err
@@ -105,17 +105,17 @@ func (p *Printer) Summary(comps []Comparison, checks []LossCheck) error {
 		return nil
 	}
 	if len(comps) > 0 {
-		fmt.Fprintf(p.W, "\nGo / PyTorch median time (> 1: Go is slower; sample: per generated token, Go with its KV cache)\n%-4s %-14s %-6s %10s %10s %8s\n", "conf", "arch", "mode", "go ms", "torch ms", "ratio")
+		fmt.Fprintf(p.W, "\nGo / PyTorch median time (> 1: Go is slower; sample: per generated token, Go with its KV cache)\n%-4s %-20s %-6s %10s %10s %8s\n", "conf", "arch", "mode", "go ms", "torch ms", "ratio")
 		for _, c := range comps {
-			fmt.Fprintf(p.W, "%-4s %-14s %-6s %10.2f %10.2f %8.2f\n", c.Config, c.Arch, c.Mode, c.GoMs, c.TorchMs, c.Ratio)
+			fmt.Fprintf(p.W, "%-4s %-20s %-6s %10.2f %10.2f %8.2f\n", c.Config, c.Arch, c.Mode, c.GoMs, c.TorchMs, c.Ratio)
 		}
 	}
 	if len(checks) > 0 {
 		fmt.Fprintf(p.W, "\nloss of the batch, Go vs PyTorch, same weights: at step 0 and after one training step on it (tolerance %.2g)\n"+
-			"%-4s %-14s %-7s %13s %13s %9s %13s %13s %9s %s\n", checks[0].Tol,
+			"%-4s %-20s %-7s %13s %13s %9s %13s %13s %9s %s\n", checks[0].Tol,
 			"conf", "arch", "dtype", "go step 0", "torch step 0", "|diff|", "go step 1", "torch step 1", "|diff|", "ok")
 		for _, c := range checks {
-			fmt.Fprintf(p.W, "%-4s %-14s %-7s %13.9f %13.9f %9.2g %13.9f %13.9f %9.2g %t\n",
+			fmt.Fprintf(p.W, "%-4s %-20s %-7s %13.9f %13.9f %9.2g %13.9f %13.9f %9.2g %t\n",
 				c.Config, c.Arch, c.Dtype, c.GoLoss, c.TorchLoss, c.AbsDiff, c.GoLoss1, c.TorchLoss1, c.AbsDiff1, c.OK)
 		}
 	}
@@ -131,7 +131,7 @@ func (p *Printer) SoakHeader(dtype string, steps, warmup int) error {
 	_, err := fmt.Fprintf(p.W, "%s %s/%s, BLAS %s, GOMAXPROCS %d, %s, soak: %d training steps (train.Stepper) after %d warm-up\n"+
 		"MB/step and allocs are heap bytes and objects allocated per step, mean over the soak;\n"+
 		"live heap is after a full GC at steps 0 (after warm-up), %s; growth is end - start\n\n"+
-		"%-4s %-14s %7s %9s %8s %9s %-40s %9s %15s\n",
+		"%-4s %-20s %7s %9s %8s %9s %-40s %9s %15s\n",
 		runtime.Version(), runtime.GOOS, runtime.GOARCH, kernel.Backend, runtime.GOMAXPROCS(0), dtype, steps, warmup,
 		checkpointList(steps),
 		"conf", "arch", "steps", "ms/step", "MB/step", "allocs", "live heap MB at the checkpoints", "growth MB", "loss start->end")
@@ -159,7 +159,7 @@ func (p *Printer) Soak(r SoakReport) error {
 	for i, h := range r.Heap {
 		heap[i] = fmt.Sprintf("%.1f", float64(h.HeapLive)/1e6)
 	}
-	_, err := fmt.Fprintf(p.W, "%-4s %-14s %7d %9.1f %8.2f %9.0f %-40s %+9.2f %15s\n",
+	_, err := fmt.Fprintf(p.W, "%-4s %-20s %7d %9.1f %8.2f %9.0f %-40s %+9.2f %15s\n",
 		r.Config, r.Arch, r.Steps, r.MsPerStep, r.BytesPerStep/1e6, r.AllocsPerStep, strings.Join(heap, " -> "),
 		float64(r.HeapGrowth)/1e6, fmt.Sprintf("%.3f->%.3f", r.LossStart, r.LossEnd))
 	return err
@@ -175,7 +175,7 @@ func (out *Printer) PrintPool(paths []string) error {
 		fmt.Fprintf(out.W, "pooled over %d files: Go's median per BLAS backend, PyTorch's median over all its runs; ms per run (sample: per generated token)\n"+
 			"ratio = Go / PyTorch (> 1: Go is slower), then the range of the ratios to the PyTorch run of the same file;\n"+
 			"x train = Go's training step's median ns per position over eval's (per position) or sample's (per generated token), then the range within files\n\n", len(paths))
-		fmt.Fprintf(out.W, "%-4s %-14s %-6s", "conf", "arch", "mode")
+		fmt.Fprintf(out.W, "%-4s %-20s %-6s", "conf", "arch", "mode")
 		for _, b := range backends {
 			fmt.Fprintf(out.W, " %18s", "go "+b+" ms (n)")
 		}
@@ -199,7 +199,7 @@ func (out *Printer) PrintPool(paths []string) error {
 			continue
 		}
 		var sb strings.Builder
-		fmt.Fprintf(&sb, "%-4s %-14s %-6s", p.Config, p.Arch, p.Mode)
+		fmt.Fprintf(&sb, "%-4s %-20s %-6s", p.Config, p.Arch, p.Mode)
 		for _, b := range backends {
 			fmt.Fprintf(&sb, " %18s", cell(p.GoMs[b], p.GoRuns[b]))
 		}

@@ -55,3 +55,42 @@ func TestCheckLosses(t *testing.T) {
 		t.Errorf("a failed check: %v", err)
 	}
 }
+
+// TestRecipeJobs: with Settings.Recipe, contractive-l2 and invertible-l2 are measured as
+// their certified recipes train them, named arch+recipe, with the matrix-product FLOPs of
+// that model; dp is unchanged. The tiny preset's invertible recipe has RecipeMLPBlocks
+// sub-blocks sharing its MLP width.
+func TestRecipeJobs(t *testing.T) {
+	ps, err := model.FindPresets("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := Settings{Steps: 1, Seed: 1, Dtype: spec.Float32, SampleBatch: 1, SampleWindow: string(model.Shift), Recipe: true}
+	p := Plan{Presets: ps, Archs: []spec.Arch{spec.DP, spec.ContractiveL2, spec.InvertibleL2}, Modes: []string{ModeTrain}, Set: set}
+	var got []Measurement
+	if _, _, err := p.Run(context.Background(), func(r Measurement) error { got = append(got, r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"dp", "contractive-l2+recipe", "invertible-l2+recipe"}
+	if len(got) != len(want) {
+		t.Fatalf("%d measurements, want %d", len(got), len(want))
+	}
+	for i, arch := range p.Archs {
+		j := NewJob(ps[0], arch, set)
+		fl, err := model.CountFLOPs(j.Cfg, ps[0].Batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[i].Arch != want[i] || math.Abs(got[i].GFLOP*1e9-fl.Train) > 1e-6*fl.Train {
+			t.Errorf("measurement %d: %s, %v GFLOP; want %s, %v", i, got[i].Arch, got[i].GFLOP, want[i], fl.Train/1e9)
+		}
+		if arch == spec.DP && j.Cfg != ps[0].Config(arch, spec.Float32) {
+			t.Errorf("dp's configuration changed by the recipe: %+v", j.Cfg)
+		}
+	}
+	inv := NewJob(ps[0], spec.InvertibleL2, set).Cfg
+	if inv.L2Bound.String() != "token2" || !inv.L2Temp || !inv.L2PosBias || inv.MLPGain != spec.RecipeMLPGain ||
+		inv.MLPSubBlocks() != spec.RecipeMLPBlocks || inv.HiddenWidth()*spec.RecipeMLPBlocks != 4*inv.Width {
+		t.Errorf("invertible-l2 recipe job %+v", inv)
+	}
+}

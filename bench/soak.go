@@ -76,7 +76,7 @@ func (j Job) Soak(ctx context.Context, n int) (SoakReport, error) {
 	if err != nil {
 		return SoakReport{}, err
 	}
-	r := SoakReport{Impl: "go", Config: j.Preset.Name, Arch: j.Cfg.Arch.String(), Mode: ModeSoak, Dtype: j.Cfg.Dtype.String(), Backend: kernel.Backend,
+	r := SoakReport{Impl: "go", Config: j.Preset.Name, Arch: j.ArchName(), Mode: ModeSoak, Dtype: j.Cfg.Dtype.String(), Backend: kernel.Backend,
 		Threads: runtime.GOMAXPROCS(0), Batch: j.Preset.Batch, Context: j.Cfg.Context, Params: m.NumParams(),
 		Steps: n, Warmup: j.Set.Warmup, GoVersion: runtime.Version()}
 	if j.Cfg.Dtype == spec.Float64 {

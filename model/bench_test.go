@@ -22,35 +22,64 @@ func BenchmarkEval(b *testing.B) { benchmarkMode(b, bench.ModeEval) }
 // positions computed, gen/s the tokens generated.
 func BenchmarkSample(b *testing.B) { benchmarkMode(b, bench.ModeSample) }
 
+// BenchmarkTrainRecipe times a training step of P2 (nanoGPT's CPU example, the Tiny
+// Shakespeare recipe's shape) for dp and the certified recipes (spec.Model.WithCertifiedRecipe):
+// contractive-l2, and invertible-l2 with 1, 4 and 8 MLP sub-blocks per block (8 is the
+// recipe), as the trainer runs them but with one power iteration per step (bench's train
+// mode): go test ./model -run '^$' -bench TrainRecipe -cpuprofile cpu.prof.
+func BenchmarkTrainRecipe(b *testing.B) {
+	p, err := model.FindPresets("P2")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		arch spec.Arch
+		mlps int
+	}{{"dp", spec.DP, 0}, {"contractive-l2", spec.ContractiveL2, 0}, {"invertible-l2-m1", spec.InvertibleL2, 1}, {"invertible-l2-m4", spec.InvertibleL2, 4}, {"invertible-l2-m8", spec.InvertibleL2, 8}} {
+		b.Run(c.name, func(b *testing.B) {
+			j := bench.NewJob(p[0], c.arch, bench.Settings{Seed: 1, Dtype: spec.Float32})
+			j.Cfg.Hidden, j.Cfg.MLPBlocks = 0, c.mlps
+			j.Cfg = j.Cfg.WithCertifiedRecipe()
+			runWorkload(b, j, bench.ModeTrain)
+		})
+	}
+}
+
 // benchmarkMode runs a sub-benchmark per preset and architecture of one mode (the
-// workloads of bench.Job.Workload, float32, seed 1) and reports positions per second
-// (tok/s), the matrix-product GFLOP/s of model.CountFLOPs or CountFillFLOPs, and the
-// allocations per run.
+// workloads of bench.Job.Workload, float32, seed 1), reported by runWorkload.
 func benchmarkMode(b *testing.B, mode string) {
 	for _, p := range model.Presets() {
 		for _, arch := range []spec.Arch{spec.DP, spec.L2, spec.InvertibleL2} {
 			b.Run(p.Name+"/"+arch.String(), func(b *testing.B) {
 				j := bench.NewJob(p, arch, bench.Settings{Seed: 1, Dtype: spec.Float32, SampleBatch: 1, SampleWindow: string(model.Shift)})
-				w, err := j.Workload(mode)
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer w.Close()
-				b.ReportAllocs()
-				runs := 0
-				for b.Loop() {
-					if err := w.Run(runs); err != nil {
-						b.Fatal(err)
-					}
-					runs++
-				}
-				s := b.Elapsed().Seconds()
-				b.ReportMetric(float64(runs*w.Positions)/s, "tok/s")
-				b.ReportMetric(float64(runs)*w.FLOPs/1e9/s, "GFLOP/s")
-				if w.Generated > 0 {
-					b.ReportMetric(float64(runs*w.Generated)/s, "gen/s")
-				}
+				runWorkload(b, j, mode)
 			})
 		}
+	}
+}
+
+// runWorkload times j's workload of one mode and reports positions per second (tok/s),
+// the matrix-product GFLOP/s of model.CountFLOPs or CountFillFLOPs, generated tokens per
+// second for sampling, and the allocations per run.
+func runWorkload(b *testing.B, j bench.Job, mode string) {
+	w, err := j.Workload(mode)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Close()
+	b.ReportAllocs()
+	runs := 0
+	for b.Loop() {
+		if err := w.Run(runs); err != nil {
+			b.Fatal(err)
+		}
+		runs++
+	}
+	s := b.Elapsed().Seconds()
+	b.ReportMetric(float64(runs*w.Positions)/s, "tok/s")
+	b.ReportMetric(float64(runs)*w.FLOPs/1e9/s, "GFLOP/s")
+	if w.Generated > 0 {
+		b.ReportMetric(float64(runs*w.Generated)/s, "gen/s")
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"strings"
 	"testing"
 
 	"lipformer/internal/clitest"
@@ -25,5 +26,17 @@ func TestDeprecatedNames(t *testing.T) {
 	}
 	if o.out != "r.jsonl" || o.plan.Set.Steps != 3 || o.plan.Set.Warmup != 1 {
 		t.Errorf("out %q, reps %d, warm-up reps %d; want r.jsonl, 3, 1", o.out, o.plan.Set.Steps, o.plan.Set.Warmup)
+	}
+}
+
+// TestRecipeNotWithTorch: -recipe sets the plan's recipe setting and is refused with
+// -torch, whose reference does not build the recipes.
+func TestRecipeNotWithTorch(t *testing.T) {
+	o, err := parseFlags([]string{"-recipe"}, io.Discard)
+	if err != nil || !o.plan.Set.Recipe {
+		t.Errorf("-recipe: %v, recipe %v", err, o.plan.Set.Recipe)
+	}
+	if _, err := parseFlags([]string{"-recipe", "-torch"}, io.Discard); err == nil || !strings.Contains(err.Error(), "-recipe with -torch") {
+		t.Errorf("-recipe -torch: %v, want a refusal naming both", err)
 	}
 }
