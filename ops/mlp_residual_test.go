@@ -131,7 +131,7 @@ func newMLPResGraph(dt tensor.Dtype, n, d, hid int, fused bool) (*mlpResGraph, e
 	g := G.NewGraph()
 	m := &mlpResGraph{}
 	for i, v := range mlpResInputs(20, n, d, hid) {
-		c := convertTo(v, dt)
+		c := asDtype(v, dt)
 		if i == 0 {
 			m.xData = c
 		}
@@ -204,19 +204,6 @@ func (m *mlpResGraph) results(t *testing.T) [][]float64 {
 		}
 	}
 	return out
-}
-
-// convertTo is v (float64) as a tensor of dtype dt.
-func convertTo(v *tensor.Dense, dt tensor.Dtype) *tensor.Dense {
-	src := v.Data().([]float64)
-	if dt == tensor.Float64 {
-		return tensor.New(tensor.WithShape(v.Shape().Clone()...), tensor.WithBacking(append([]float64(nil), src...)))
-	}
-	f := make([]float32, len(src))
-	for i, s := range src {
-		f[i] = float32(s)
-	}
-	return tensor.New(tensor.WithShape(v.Shape().Clone()...), tensor.WithBacking(f))
 }
 
 // TestMLPResidualPartsNeedTheirRun: the backward fails without a forward of its run to

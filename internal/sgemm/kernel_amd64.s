@@ -60,6 +60,31 @@
 	VMOVUPS hi, 32(DI); \
 	ADDQ    R8, DI
 
+// STORE6 stores the 6 rows of the tile into C at DI, then returns: as UPDATE with beta
+// read from the argument at b, or as OVERWRITE without reading C when beta is 0 (or -0).
+#define STORE6(b) \
+	MOVL         b(FP), AX; \
+	ANDL         $0x7fffffff, AX; \
+	JZ           overwrite; \
+	VBROADCASTSS b(FP), Y15; \
+	UPDATE(Y0, Y1); \
+	UPDATE(Y2, Y3); \
+	UPDATE(Y4, Y5); \
+	UPDATE(Y6, Y7); \
+	UPDATE(Y8, Y9); \
+	UPDATE(Y10, Y11); \
+	VZEROUPPER; \
+	RET; \
+overwrite: \
+	OVERWRITE(Y0, Y1); \
+	OVERWRITE(Y2, Y3); \
+	OVERWRITE(Y4, Y5); \
+	OVERWRITE(Y6, Y7); \
+	OVERWRITE(Y8, Y9); \
+	OVERWRITE(Y10, Y11); \
+	VZEROUPPER; \
+	RET
+
 // ARGS loads the arguments shared by the kernels: CX the depth, SI packed A, DX packed B,
 // DI the first row of C and R8 its row stride in bytes.
 #define ARGS \
@@ -120,29 +145,7 @@ TEXT ·kernel6x16AVX2(SB), NOSPLIT, $0-44
 	KLOOP(STEP)
 
 store:
-	// beta == 0 (or -0): overwrite C without reading it
-	MOVL  beta+40(FP), AX
-	ANDL  $0x7fffffff, AX
-	JZ    overwrite
-	VBROADCASTSS beta+40(FP), Y15
-	UPDATE(Y0, Y1)
-	UPDATE(Y2, Y3)
-	UPDATE(Y4, Y5)
-	UPDATE(Y6, Y7)
-	UPDATE(Y8, Y9)
-	UPDATE(Y10, Y11)
-	VZEROUPPER
-	RET
-
-overwrite:
-	OVERWRITE(Y0, Y1)
-	OVERWRITE(Y2, Y3)
-	OVERWRITE(Y4, Y5)
-	OVERWRITE(Y6, Y7)
-	OVERWRITE(Y8, Y9)
-	OVERWRITE(Y10, Y11)
-	VZEROUPPER
-	RET
+	STORE6(beta+40)
 
 // The short kernels always overwrite c (macro's tile buffer).
 
@@ -247,25 +250,4 @@ loop1:
 	JNZ  loop1
 
 store:
-	MOVL  beta+56(FP), AX
-	ANDL  $0x7fffffff, AX
-	JZ    overwrite
-	VBROADCASTSS beta+56(FP), Y15
-	UPDATE(Y0, Y1)
-	UPDATE(Y2, Y3)
-	UPDATE(Y4, Y5)
-	UPDATE(Y6, Y7)
-	UPDATE(Y8, Y9)
-	UPDATE(Y10, Y11)
-	VZEROUPPER
-	RET
-
-overwrite:
-	OVERWRITE(Y0, Y1)
-	OVERWRITE(Y2, Y3)
-	OVERWRITE(Y4, Y5)
-	OVERWRITE(Y6, Y7)
-	OVERWRITE(Y8, Y9)
-	OVERWRITE(Y10, Y11)
-	VZEROUPPER
-	RET
+	STORE6(beta+56)
