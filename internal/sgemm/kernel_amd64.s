@@ -181,31 +181,26 @@ store:
 // and R12 cs in bytes. Each row's sums are the chain of FMAs of STEP, so that the result
 // equals the packed kernel's bit for bit.
 
+// DROW broadcasts the value of A at addr into t and adds its products with the 16 values
+// of B in Y12 and Y13 into the row's accumulators lo and hi.
+#define DROW(addr, t, lo, hi) \
+	VBROADCASTSS addr, t; \
+	VFMADD231PS  Y12, t, lo; \
+	VFMADD231PS  Y13, t, hi
+
 // DSTEP does one step of k for the 6 rows from B at byte offset bo, then moves SI and R13
 // to the next step.
 #define DSTEP(bo) \
-	VMOVUPS      bo(DX), Y12; \
-	VMOVUPS      bo+32(DX), Y13; \
-	VBROADCASTSS (SI), Y14; \
-	VFMADD231PS  Y12, Y14, Y0; \
-	VFMADD231PS  Y13, Y14, Y1; \
-	VBROADCASTSS (SI)(R10*1), Y15; \
-	VFMADD231PS  Y12, Y15, Y2; \
-	VFMADD231PS  Y13, Y15, Y3; \
-	VBROADCASTSS (SI)(R10*2), Y14; \
-	VFMADD231PS  Y12, Y14, Y4; \
-	VFMADD231PS  Y13, Y14, Y5; \
-	VBROADCASTSS (R13), Y15; \
-	VFMADD231PS  Y12, Y15, Y6; \
-	VFMADD231PS  Y13, Y15, Y7; \
-	VBROADCASTSS (R13)(R10*1), Y14; \
-	VFMADD231PS  Y12, Y14, Y8; \
-	VFMADD231PS  Y13, Y14, Y9; \
-	VBROADCASTSS (R13)(R10*2), Y15; \
-	VFMADD231PS  Y12, Y15, Y10; \
-	VFMADD231PS  Y13, Y15, Y11; \
-	ADDQ         R12, SI; \
-	ADDQ         R12, R13
+	VMOVUPS bo(DX), Y12; \
+	VMOVUPS bo+32(DX), Y13; \
+	DROW((SI), Y14, Y0, Y1); \
+	DROW((SI)(R10*1), Y15, Y2, Y3); \
+	DROW((SI)(R10*2), Y14, Y4, Y5); \
+	DROW((R13), Y15, Y6, Y7); \
+	DROW((R13)(R10*1), Y14, Y8, Y9); \
+	DROW((R13)(R10*2), Y15, Y10, Y11); \
+	ADDQ    R12, SI; \
+	ADDQ    R12, R13
 
 // func kernel6x16DirectAVX2(depth int, a *float32, rs, cs int, bp, c *float32, ldc int, beta float32)
 TEXT ·kernel6x16DirectAVX2(SB), NOSPLIT, $0-60
