@@ -32,7 +32,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/pprof"
 	"slices"
 	"strings"
 	"syscall"
@@ -227,7 +226,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return out.PrintPool(o.pool)
 	}
 	if o.cpuProf != "" {
-		stopProfile, err := startCPUProfile(o.cpuProf)
+		stopProfile, err := cli.StartCPUProfile(o.cpuProf)
 		if err != nil {
 			return err
 		}
@@ -250,21 +249,4 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	return bench.CheckLosses(checks)
-}
-
-// startCPUProfile starts writing a CPU profile to path and returns the function that
-// stops it and closes the file.
-func startCPUProfile(path string) (func(), error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("-cpuprofile: %w", err)
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("-cpuprofile %s: %w", path, err)
-	}
-	return func() {
-		pprof.StopCPUProfile()
-		f.Close()
-	}, nil
 }

@@ -104,6 +104,7 @@ func runOn(ctx context.Context, comm dist.Comm, args []string, stdout, stderr io
 	sampleLen := fs.Int("sample", 300, "bytes to sample from the final model (0: none)")
 	certify := fs.Bool("certify", false, "add the certified Lipschitz constants of the final weights to the summary (see cmd/lipschitz -ckpt); always for a model bounded end to end (-lip-k)")
 	progressEvery := fs.Duration("progress-every", train.DefaultProgressEvery, "time between progress lines (step, loss, ms/step, tokens/s, elapsed, time left; evaluations' batches) when stderr is not a terminal, where a bar is drawn instead; 0: none")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file, for go tool pprof")
 	trainflags.AddConfig(fs)
 	if err := trainflags.ApplyConfig(fs, args); err != nil {
 		return err
@@ -151,6 +152,13 @@ func runOn(ctx context.Context, comm dist.Comm, args []string, stdout, stderr io
 	}
 	if err := opt.Validate(); err != nil {
 		return err
+	}
+	if *cpuProfile != "" {
+		stop, err := cli.StartCPUProfile(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	log := cli.Logger(stderr)
 	r := &train.Run{Out: *out, Opt: opt}

@@ -30,11 +30,15 @@ func corpusFile(t *testing.T) string {
 
 func TestTrainThenResume(t *testing.T) {
 	data, out := corpusFile(t), filepath.Join(t.TempDir(), "run")
+	prof := filepath.Join(t.TempDir(), "cpu.prof")
 	args := []string{"-data", data, "-layers", "1", "-width", "16", "-heads", "2", "-ctx", "16", "-batch", "2",
-		"-steps", "6", "-eval-every", "3", "-eval-bytes", "200", "-out", out, "-json", "-sample", "0"}
+		"-steps", "6", "-eval-every", "3", "-eval-bytes", "200", "-out", out, "-json", "-sample", "0", "-cpuprofile", prof}
 	var stdout, stderr bytes.Buffer
 	if err := run(context.Background(), args, &stdout, &stderr); err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	if fi, err := os.Stat(prof); err != nil || fi.Size() == 0 {
+		t.Errorf("-cpuprofile %s: %v, %v; want a profile", prof, fi, err)
 	}
 	var sum train.Summary
 	if err := json.Unmarshal(stdout.Bytes(), &sum); err != nil || sum.Steps != 6 {
