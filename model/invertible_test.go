@@ -133,3 +133,45 @@ func TestWithDtype(t *testing.T) {
 		t.Errorf("loss %v in float32, %v in float64", l32, l64)
 	}
 }
+
+// TestPowerIterateMatchesOneByOne: PowerIterate, which runs the estimates on several
+// goroutines, leaves every power-iteration vector as running each estimate alone, one
+// after another, does, bit for bit (the model's attention bounds and its spectral
+// normalisations each have their own vectors and scratch). CI runs it under -race.
+func TestPowerIterateMatchesOneByOne(t *testing.T) {
+	cfg := tiny("invertible-l2").WithCertifiedRecipe()
+	par, err := New(cfg, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq, err := New(cfg, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	par.PowerIterate(5)
+	for _, a := range seq.Attentions() {
+		a.PowerIterate(5)
+	}
+	for _, sn := range seq.SpectralNorms() {
+		sn.Iterate(5)
+	}
+	pb, sb := par.Buffers(), seq.Buffers()
+	if len(pb) == 0 || len(pb) != len(sb) {
+		t.Fatalf("%d and %d buffers", len(pb), len(sb))
+	}
+	moved := false
+	fresh, err := New(cfg, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range pb {
+		p, s, f := pb[i].Float64s(), sb[i].Float64s(), fresh.Buffers()[i].Float64s()
+		if !slices.Equal(p, s) {
+			t.Errorf("%s: %v in parallel, %v one by one", pb[i].Name, p[:2], s[:2])
+		}
+		moved = moved || !slices.Equal(p, f)
+	}
+	if !moved {
+		t.Error("PowerIterate moved no vector")
+	}
+}
