@@ -238,3 +238,27 @@ func TestMLPResidualPartsNeedTheirRun(t *testing.T) {
 		t.Error("a second backward on the same forward succeeded, want an error")
 	}
 }
+
+// TestMLPResidualRefusesBadShapes: mismatched shapes and dtypes are refused with the
+// shapes named, before Gorgonia sees them.
+func TestMLPResidualRefusesBadShapes(t *testing.T) {
+	g := G.NewGraph()
+	node := func(dt tensor.Dtype, shape ...int) *G.Node {
+		return G.NewTensor(g, dt, len(shape), G.WithShape(shape...))
+	}
+	x, w1, b1, w2, b2 := node(tensor.Float64, 4, 3), node(tensor.Float64, 3, 5), node(tensor.Float64, 5), node(tensor.Float64, 5, 3), node(tensor.Float64, 3)
+	if _, err := MLPResidual(x, w1, b1, w2, b2); err != nil {
+		t.Fatalf("good shapes: %v", err)
+	}
+	for name, in := range map[string][5]*G.Node{
+		"w1 rows":  {x, node(tensor.Float64, 4, 5), b1, w2, b2},
+		"b1 width": {x, w1, node(tensor.Float64, 4), w2, b2},
+		"w2 cols":  {x, w1, b1, node(tensor.Float64, 5, 4), b2},
+		"b2 width": {x, w1, b1, w2, node(tensor.Float64, 5)},
+		"dtype":    {x, w1, b1, w2, node(tensor.Float32, 3)},
+	} {
+		if _, err := MLPResidual(in[0], in[1], in[2], in[3], in[4]); err == nil || !strings.Contains(err.Error(), "mlp residual") {
+			t.Errorf("%s: %v, want an error naming the op", name, err)
+		}
+	}
+}
