@@ -12,13 +12,15 @@ import (
 
 // kernelSets are the micro-kernels to test, by name: the portable one, which Sgemm uses
 // on processors without AVX2 and FMA and on other architectures; the ones Sgemm picks
-// here (the same again where that is the portable one); and, where those include a direct
-// kernel, their packed kernel alone.
+// here (the same again where that is the portable one); where those include a direct
+// kernel, their packed kernel alone; and the AVX2 kernels where Sgemm picks the AVX-512
+// ones (addAVX2).
 func kernelSets() map[string]kernels {
 	sets := map[string]kernels{"go": {packed: kernelGo}, "best": bestKernels()}
 	if best := bestKernels(); best.direct != nil {
 		sets["best-packed"] = kernels{packed: best.packed}
 	}
+	addAVX2(sets)
 	return sets
 }
 

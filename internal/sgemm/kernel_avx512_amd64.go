@@ -1,0 +1,41 @@
+package sgemm
+
+import "golang.org/x/sys/cpu"
+
+// kernel6x16AVX512 and kernel6x16DirectAVX512 are the AVX-512 kernels of
+// kernel_avx512_amd64.s: kernel6x16AVX2's and kernel6x16DirectAVX2's contracts and
+// results, one ZMM register per row. They need AVX-512F.
+//
+//go:noescape
+func kernel6x16AVX512(depth int, ap, bp, c *float32, ldc int, beta float32)
+
+//go:noescape
+func kernel6x16DirectAVX512(depth int, a *float32, rs, cs int, bp, c *float32, ldc int, beta float32)
+
+// kernelAVX512 is kernelAVX2 with the AVX-512 kernel for full tiles: tiles of up to 2 or
+// 4 rows with beta 0 still go to the short AVX2 kernels, which compute each row the same
+// way.
+func kernelAVX512(depth, rows int, ap, bp, c []float32, ldc int, beta float32) {
+	_, _ = ap[depth*mr-1], bp[depth*nr-1]
+	_ = c[(mr-1)*ldc+nr-1]
+	switch {
+	case rows <= 2 && beta == 0:
+		kernel2x16AVX2(depth, &ap[0], &bp[0], &c[0], ldc)
+	case rows <= 4 && beta == 0:
+		kernel4x16AVX2(depth, &ap[0], &bp[0], &c[0], ldc)
+	default:
+		kernel6x16AVX512(depth, &ap[0], &bp[0], &c[0], ldc, beta)
+	}
+}
+
+// directAVX512 is the AVX-512 direct kernel as a direct, with the slice bounds checked in
+// Go.
+func directAVX512(depth int, a []float32, rs, cs int, bp, c []float32, ldc int, beta float32) {
+	_, _ = a[(mr-1)*rs+(depth-1)*cs], bp[depth*nr-1]
+	_ = c[(mr-1)*ldc+nr-1]
+	kernel6x16DirectAVX512(depth, &a[0], rs, cs, &bp[0], &c[0], ldc, beta)
+}
+
+// hasAVX512 reports whether the processor (and the operating system) runs the AVX-512
+// kernels.
+func hasAVX512() bool { return cpu.X86.HasAVX512F && accelerated() }

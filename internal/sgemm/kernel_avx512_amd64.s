@@ -1,0 +1,162 @@
+#include "textflag.h"
+
+// The AVX-512 kernels compute the 6 x 16 tile of kernel6x16AVX2 and kernel6x16DirectAVX2
+// with one 16-float ZMM register per row of the tile:
+//
+//	Z(r)     sums of row r, r = 0..5
+//	Z12      the 16 values of B at the current step of k
+//	Z14 Z15  alternately the broadcast value of A for the next row
+//
+// and the other registers as there. Each element of C is the same chain of FMAs as in the
+// AVX2 kernels, one per step of k in order, so their results are equal bit for bit.
+
+// ZROW broadcasts the value of A at addr into t and adds its products with B into acc.
+#define ZROW(addr, t, acc) \
+	VBROADCASTSS addr, t; \
+	VFMADD231PS  Z12, t, acc
+
+// ZSTEP does one step of k from packed A at byte offset ao of SI and packed B at byte
+// offset bo of DX.
+#define ZSTEP(ao, bo) \
+	VMOVUPS bo(DX), Z12; \
+	ZROW(ao(SI), Z14, Z0); \
+	ZROW(ao+4(SI), Z15, Z1); \
+	ZROW(ao+8(SI), Z14, Z2); \
+	ZROW(ao+12(SI), Z15, Z3); \
+	ZROW(ao+16(SI), Z14, Z4); \
+	ZROW(ao+20(SI), Z15, Z5)
+
+// ZDSTEP does one step of k from A in place (SI rows 0 to 2, R13 rows 3 to 5, R10 the row
+// stride and R12 the step stride, in bytes) and packed B at byte offset bo of DX.
+#define ZDSTEP(bo) \
+	VMOVUPS bo(DX), Z12; \
+	ZROW((SI), Z14, Z0); \
+	ZROW((SI)(R10*1), Z15, Z1); \
+	ZROW((SI)(R10*2), Z14, Z2); \
+	ZROW((R13), Z15, Z3); \
+	ZROW((R13)(R10*1), Z14, Z4); \
+	ZROW((R13)(R10*2), Z15, Z5); \
+	ADDQ    R12, SI; \
+	ADDQ    R12, R13
+
+// ZUPDATE stores row acc as acc + beta (in Z15) * the row of C at DI, ZOVERWRITE as acc
+// alone; both move DI to the next row (R8 bytes on).
+#define ZUPDATE(acc) \
+	VFMADD231PS (DI), Z15, acc; \
+	VMOVUPS     acc, (DI); \
+	ADDQ        R8, DI
+
+#define ZOVERWRITE(acc) \
+	VMOVUPS acc, (DI); \
+	ADDQ    R8, DI
+
+// ZSTORE6 stores the tile into C at DI and returns: with beta read from the argument at b,
+// or without reading C when beta is 0 (or -0).
+#define ZSTORE6(b) \
+	MOVL         b(FP), AX; \
+	ANDL         $0x7fffffff, AX; \
+	JZ           overwrite; \
+	VBROADCASTSS b(FP), Z15; \
+	ZUPDATE(Z0); \
+	ZUPDATE(Z1); \
+	ZUPDATE(Z2); \
+	ZUPDATE(Z3); \
+	ZUPDATE(Z4); \
+	ZUPDATE(Z5); \
+	VZEROUPPER; \
+	RET; \
+overwrite: \
+	ZOVERWRITE(Z0); \
+	ZOVERWRITE(Z1); \
+	ZOVERWRITE(Z2); \
+	ZOVERWRITE(Z3); \
+	ZOVERWRITE(Z4); \
+	ZOVERWRITE(Z5); \
+	VZEROUPPER; \
+	RET
+
+#define ZZERO \
+	VPXORD Z0, Z0, Z0; \
+	VPXORD Z1, Z1, Z1; \
+	VPXORD Z2, Z2, Z2; \
+	VPXORD Z3, Z3, Z3; \
+	VPXORD Z4, Z4, Z4; \
+	VPXORD Z5, Z5, Z5
+
+// func kernel6x16AVX512(depth int, ap, bp, c *float32, ldc int, beta float32)
+TEXT ·kernel6x16AVX512(SB), NOSPLIT, $0-44
+	MOVQ depth+0(FP), CX
+	MOVQ ap+8(FP), SI
+	MOVQ bp+16(FP), DX
+	MOVQ c+24(FP), DI
+	MOVQ ldc+32(FP), R8
+	SHLQ $2, R8
+	ZZERO
+	MOVQ CX, R9
+	SHRQ $2, R9
+	JZ   tail
+
+loop4:
+	ZSTEP(0, 0)
+	ZSTEP(24, 64)
+	ZSTEP(48, 128)
+	ZSTEP(72, 192)
+	ADDQ $96, SI
+	ADDQ $256, DX
+	DECQ R9
+	JNZ  loop4
+
+tail:
+	ANDQ $3, CX
+	JZ   store
+
+loop1:
+	ZSTEP(0, 0)
+	ADDQ $24, SI
+	ADDQ $64, DX
+	DECQ CX
+	JNZ  loop1
+
+store:
+	ZSTORE6(beta+40)
+
+// func kernel6x16DirectAVX512(depth int, a *float32, rs, cs int, bp, c *float32, ldc int, beta float32)
+TEXT ·kernel6x16DirectAVX512(SB), NOSPLIT, $0-60
+	MOVQ depth+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ rs+16(FP), R10
+	SHLQ $2, R10
+	MOVQ cs+24(FP), R12
+	SHLQ $2, R12
+	MOVQ bp+32(FP), DX
+	MOVQ c+40(FP), DI
+	MOVQ ldc+48(FP), R8
+	SHLQ $2, R8
+	LEAQ (SI)(R10*2), R13
+	ADDQ R10, R13
+	ZZERO
+	MOVQ CX, R9
+	SHRQ $2, R9
+	JZ   tail
+
+loop4:
+	ZDSTEP(0)
+	ZDSTEP(64)
+	ZDSTEP(128)
+	ZDSTEP(192)
+	ADDQ $256, DX
+	DECQ R9
+	JNZ  loop4
+
+tail:
+	ANDQ $3, CX
+	JZ   store
+
+loop1:
+	ZDSTEP(0)
+	ADDQ $64, DX
+	DECQ CX
+	JNZ  loop1
+
+store:
+	ZSTORE6(beta+56)
