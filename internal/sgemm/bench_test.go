@@ -15,11 +15,7 @@ import (
 // X W, the input gradients dY W^T and the weight gradients X^T dY (at P2 also those of the
 // invertible recipe's thin MLPs, 64 wide), and P3's per-head
 // attention products (context 256, head width 64): Q K^T, P V and P^T dO.
-var benchShapes = []struct {
-	name    string
-	tA, tB  blas.Transpose
-	m, n, k int
-}{
+var benchShapes = []benchShape{
 	{"P2-fwd-768x384x128", blas.NoTrans, blas.NoTrans, 768, 384, 128},
 	{"P2-fwd-768x512x128", blas.NoTrans, blas.NoTrans, 768, 512, 128},
 	{"P2-dX-768x128x512", blas.NoTrans, blas.Trans, 768, 128, 512},
@@ -36,6 +32,34 @@ var benchShapes = []struct {
 	{"P3-attn-QKt-256x256x64", blas.NoTrans, blas.Trans, 256, 256, 64},
 	{"P3-attn-PV-256x64x256", blas.NoTrans, blas.NoTrans, 256, 64, 256},
 	{"P3-attn-PtdO-256x64x256", blas.Trans, blas.NoTrans, 256, 64, 256},
+}
+
+// operands are the matrices of the shape's product, filled with small repeating values:
+// A and B as stored (op(A) m x k, op(B) k x n) with their leading dimensions, and C.
+func (s benchShape) operands() (a, b, c []float32, lda, ldb int) {
+	rowA, lda := s.m, s.k
+	if s.tA != blas.NoTrans {
+		rowA, lda = s.k, s.m
+	}
+	rowB, ldb := s.k, s.n
+	if s.tB != blas.NoTrans {
+		rowB, ldb = s.n, s.k
+	}
+	a, b, c = make([]float32, rowA*lda), make([]float32, rowB*ldb), make([]float32, s.m*s.n)
+	for i := range a {
+		a[i] = float32(i%7) * 0.1
+	}
+	for i := range b {
+		b[i] = float32(i%5) * 0.1
+	}
+	return a, b, c, lda, ldb
+}
+
+// benchShape is a product of the benchmarks: op(A) m x k times op(B) k x n.
+type benchShape struct {
+	name    string
+	tA, tB  blas.Transpose
+	m, n, k int
 }
 
 // sgemmFunc is the signature of Sgemm.
@@ -93,21 +117,7 @@ func BenchmarkSgemm(b *testing.B) {
 		{"parallel/gonum", false, gonum.Implementation{}.Sgemm},
 	}
 	for _, s := range benchShapes {
-		rowA, colA := s.m, s.k
-		if s.tA != blas.NoTrans {
-			rowA, colA = s.k, s.m
-		}
-		rowB, colB := s.k, s.n
-		if s.tB != blas.NoTrans {
-			rowB, colB = s.n, s.k
-		}
-		x, w, y := make([]float32, rowA*colA), make([]float32, rowB*colB), make([]float32, s.m*s.n)
-		for i := range x {
-			x[i] = float32(i%7) * 0.1
-		}
-		for i := range w {
-			w[i] = float32(i%5) * 0.1
-		}
+		x, w, y, colA, colB := s.operands()
 		for _, im := range impls {
 			b.Run(fmt.Sprintf("%s/%s", s.name, im.name), func(b *testing.B) {
 				if im.serial {

@@ -63,15 +63,7 @@ func BenchmarkKernelSets(b *testing.B) {
 		ks   kernels
 	}{{"avx2", kernels{packed: kernelAVX2, direct: directAVX2}}, {"avx512", kernels{packed: kernelAVX512, direct: directAVX512}}}
 	for _, s := range benchShapes {
-		rowA, colA := s.m, s.k
-		if s.tA != blas.NoTrans {
-			rowA, colA = s.k, s.m
-		}
-		rowB, colB := s.k, s.n
-		if s.tB != blas.NoTrans {
-			rowB, colB = s.n, s.k
-		}
-		x, w, y := make([]float32, rowA*colA), make([]float32, rowB*colB), make([]float32, s.m*s.n)
+		x, w, y, colA, colB := s.operands()
 		for _, set := range sets {
 			b.Run(s.name+"/"+set.name, func(b *testing.B) {
 				for b.Loop() {
