@@ -34,6 +34,17 @@ func AddBias[T Float](y, x, b []T) {
 	})
 }
 
+// FillRows writes b into every row of y (width len(b)), in parallel over rows: the start
+// of a product with a bias, which then adds into y.
+func FillRows[T Float](y, b []T) {
+	d := len(b)
+	ParallelFor(len(y)/d, d, func(_, lo, hi int) {
+		for r := lo; r < hi; r++ {
+			copy(y[r*d:(r+1)*d], b)
+		}
+	})
+}
+
 // Scale writes y = s x elementwise, on the calling goroutine. y may be x.
 func Scale[T Float](y, x []T, s T) {
 	for i, v := range x {

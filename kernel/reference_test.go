@@ -147,7 +147,7 @@ func TestNLLAgainstReference(t *testing.T) {
 	}
 }
 
-// TestElementwiseAgainstLoops: Add, Mul, AddBias, Scale, ColSum, Dot, Bilinear, Gather, GELU
+// TestElementwiseAgainstLoops: Add, Mul, AddBias, FillRows, Scale, ColSum, Dot, Bilinear, Gather, GELU
 // and ELU in float64 equal their defining loops, on sizes large enough to run on several goroutines.
 func TestElementwiseAgainstLoops(t *testing.T) {
 	const n, d = 300, 256 // 76800 elements: several chunks of ParallelFor
@@ -170,6 +170,10 @@ func TestElementwiseAgainstLoops(t *testing.T) {
 	assertNear(t, "mul", y, prod, 0)
 	AddBias(y, a, bias)
 	assertNear(t, "add bias", y, biased, 0)
+	FillRows(y, bias)
+	for r := range n {
+		assertNear(t, "fill rows", y[r*d:(r+1)*d], bias, 0)
+	}
 	got := make([]float64, d)
 	ColSum(got, a, &Workspace{})
 	assertNear(t, "column sums", got, cols, 1e-12)

@@ -229,12 +229,7 @@ func linearKernel[T kernel.Float](op *linearOp, y *tensor.Dense, ts []*tensor.De
 		n, in, cols := x.Shape()[0], x.Shape()[1], y.Shape()[1]
 		var beta T
 		if op.bias { // every row starts as b, the products add to it
-			b := data[T](ts[op.k+1])
-			kernel.ParallelFor(n, cols, func(_, lo, hi int) {
-				for r := lo; r < hi; r++ {
-					copy(out[r*cols:(r+1)*cols], b)
-				}
-			})
+			kernel.FillRows(out, data[T](ts[op.k+1]))
 			beta = 1
 		}
 		off := 0

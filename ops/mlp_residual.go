@@ -168,27 +168,14 @@ func mlpResKernel[T kernel.Float](op *mlpResOp, out []T, ts []*tensor.Dense) err
 }
 
 // mlpResForwardKernel writes h = x w1 + b1, a = ELU(h) and y = x + (a w2 + b2), each as
-// Linear, ELU and Add compute it.
+// Linear (the bias first, the product added to it), ELU and Add compute it.
 func mlpResForwardKernel[T kernel.Float](x, w1, b1, w2, b2, h, a, y []T, n, d, hid int) {
-	mlpResHidden(x, w1, b1, h, a, n, d, hid)
-	kernel.ParallelFor(n, d, func(_, lo, hi int) {
-		for r := lo; r < hi; r++ {
-			copy(y[r*d:(r+1)*d], b2)
-		}
-	})
-	kernel.Gemm(false, false, n, d, hid, 1, a, hid, w2, d, 1, y, d)
-	kernel.Add(y, x, y)
-}
-
-// mlpResHidden writes h = x w1 + b1 (the bias first, as Linear) and a = ELU(h).
-func mlpResHidden[T kernel.Float](x, w1, b1, h, a []T, n, d, hid int) {
-	kernel.ParallelFor(n, hid, func(_, lo, hi int) {
-		for r := lo; r < hi; r++ {
-			copy(h[r*hid:(r+1)*hid], b1)
-		}
-	})
+	kernel.FillRows(h, b1)
 	kernel.Gemm(false, false, n, hid, d, 1, x, d, w1, hid, 1, h, hid)
 	kernel.ELU(a, h)
+	kernel.FillRows(y, b2)
+	kernel.Gemm(false, false, n, d, hid, 1, a, hid, w2, d, 1, y, d)
+	kernel.Add(y, x, y)
 }
 
 // Kept is the number of elements the part keeps beyond its output: the forward's h and a

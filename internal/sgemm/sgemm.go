@@ -56,7 +56,7 @@ type kernel func(depth, rows int, ap, bp, c []float32, ldc int, beta float32)
 // reads op(A) where it lies: its element (r, p) is a[r*rs + p*cs] (rs = lda, cs = 1 for A
 // as stored; rs = 1, cs = lda for A transposed). Packing A costs a copy of every element
 // per product, as much as the micro-kernel's work when B is only a few panels wide (a
-// thin MLP's 64 columns: EXPERIMENTS.md's profile of the invertible step); the direct
+// thin MLP's 64 columns: docs/performance.md, "The invertible recipe's step"); the direct
 // kernel skips it. Each element of c is the same chain of FMAs as kernel's, bit for bit.
 type direct func(depth int, a []float32, rs, cs int, bp, c []float32, ldc int, beta float32)
 
