@@ -23,18 +23,29 @@ func kernel4x16AVX2(depth int, ap, bp, c *float32, ldc int)
 //go:noescape
 func kernel6x16DirectAVX2(depth int, a *float32, rs, cs int, bp, c *float32, ldc int, beta float32)
 
-// directAVX2 is the AVX2 direct kernel as a direct, with the slice bounds checked in Go.
+// directAVX2 is the AVX2 direct kernel as a direct (avxDirect).
 func directAVX2(depth int, a []float32, rs, cs int, bp, c []float32, ldc int, beta float32) {
-	_, _ = a[(mr-1)*rs+(depth-1)*cs], bp[depth*nr-1]
-	_ = c[(mr-1)*ldc+nr-1]
-	kernel6x16DirectAVX2(depth, &a[0], rs, cs, &bp[0], &c[0], ldc, beta)
+	avxDirect(kernel6x16DirectAVX2, depth, a, rs, cs, bp, c, ldc, beta)
 }
 
-// kernelAVX2 is the AVX2 kernels as a kernel, with the slice bounds checked in Go: a tile
-// of up to 2 or 4 rows with beta 0 (macro's edge tiles, computed into its tile buffer)
-// goes to a short kernel, which skips the padding rows of packed A (the last tile of 32
-// rows, as in a lane of a 64-sequence decoder step, has 2).
+// kernelAVX2 is the AVX2 kernels as a kernel (avxKernel).
 func kernelAVX2(depth, rows int, ap, bp, c []float32, ldc int, beta float32) {
+	avxKernel(kernel6x16AVX2, depth, rows, ap, bp, c, ldc, beta)
+}
+
+// tile6x16 and direct6x16 are the assembly 6 x 16 kernels, packed and direct, of one
+// instruction set: kernel6x16AVX2 and kernel6x16DirectAVX2, or their AVX-512 forms.
+type (
+	tile6x16   func(depth int, ap, bp, c *float32, ldc int, beta float32)
+	direct6x16 func(depth int, a *float32, rs, cs int, bp, c *float32, ldc int, beta float32)
+)
+
+// avxKernel is the kernel contract on six, with the slice bounds checked in Go: a tile of
+// up to 2 or 4 rows with beta 0 (macro's edge tiles, computed into its tile buffer) goes
+// to a short AVX2 kernel, which skips the padding rows of packed A (the last tile of 32
+// rows, as in a lane of a 64-sequence decoder step, has 2) and computes each row as six
+// does.
+func avxKernel(six tile6x16, depth, rows int, ap, bp, c []float32, ldc int, beta float32) {
 	_, _ = ap[depth*mr-1], bp[depth*nr-1]
 	_ = c[(mr-1)*ldc+nr-1]
 	switch {
@@ -43,8 +54,15 @@ func kernelAVX2(depth, rows int, ap, bp, c []float32, ldc int, beta float32) {
 	case rows <= 4 && beta == 0:
 		kernel4x16AVX2(depth, &ap[0], &bp[0], &c[0], ldc)
 	default:
-		kernel6x16AVX2(depth, &ap[0], &bp[0], &c[0], ldc, beta)
+		six(depth, &ap[0], &bp[0], &c[0], ldc, beta)
 	}
+}
+
+// avxDirect is the direct contract on six, with the slice bounds checked in Go.
+func avxDirect(six direct6x16, depth int, a []float32, rs, cs int, bp, c []float32, ldc int, beta float32) {
+	_, _ = a[(mr-1)*rs+(depth-1)*cs], bp[depth*nr-1]
+	_ = c[(mr-1)*ldc+nr-1]
+	six(depth, &a[0], rs, cs, &bp[0], &c[0], ldc, beta)
 }
 
 // bestKernels are the fastest micro-kernels this processor runs: the AVX-512 ones if it

@@ -12,28 +12,16 @@ func kernel6x16AVX512(depth int, ap, bp, c *float32, ldc int, beta float32)
 //go:noescape
 func kernel6x16DirectAVX512(depth int, a *float32, rs, cs int, bp, c *float32, ldc int, beta float32)
 
-// kernelAVX512 is kernelAVX2 with the AVX-512 kernel for full tiles: tiles of up to 2 or
-// 4 rows with beta 0 still go to the short AVX2 kernels, which compute each row the same
-// way.
+// kernelAVX512 is the AVX-512 kernels as a kernel (avxKernel: edge tiles of up to 2 or 4
+// rows with beta 0 still go to the short AVX2 kernels, which compute each row the same
+// way).
 func kernelAVX512(depth, rows int, ap, bp, c []float32, ldc int, beta float32) {
-	_, _ = ap[depth*mr-1], bp[depth*nr-1]
-	_ = c[(mr-1)*ldc+nr-1]
-	switch {
-	case rows <= 2 && beta == 0:
-		kernel2x16AVX2(depth, &ap[0], &bp[0], &c[0], ldc)
-	case rows <= 4 && beta == 0:
-		kernel4x16AVX2(depth, &ap[0], &bp[0], &c[0], ldc)
-	default:
-		kernel6x16AVX512(depth, &ap[0], &bp[0], &c[0], ldc, beta)
-	}
+	avxKernel(kernel6x16AVX512, depth, rows, ap, bp, c, ldc, beta)
 }
 
-// directAVX512 is the AVX-512 direct kernel as a direct, with the slice bounds checked in
-// Go.
+// directAVX512 is the AVX-512 direct kernel as a direct (avxDirect).
 func directAVX512(depth int, a []float32, rs, cs int, bp, c []float32, ldc int, beta float32) {
-	_, _ = a[(mr-1)*rs+(depth-1)*cs], bp[depth*nr-1]
-	_ = c[(mr-1)*ldc+nr-1]
-	kernel6x16DirectAVX512(depth, &a[0], rs, cs, &bp[0], &c[0], ldc, beta)
+	avxDirect(kernel6x16DirectAVX512, depth, a, rs, cs, bp, c, ldc, beta)
 }
 
 // hasAVX512 reports whether the processor (and the operating system) runs the AVX-512
