@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "kernel_amd64.h"
 
 // Register layout of the 6 x 16 micro-kernel (row r of the tile, r = 0..5):
 //
@@ -85,16 +86,6 @@ overwrite: \
 	VZEROUPPER; \
 	RET
 
-// ARGS loads the arguments shared by the kernels: CX the depth, SI packed A, DX packed B,
-// DI the first row of C and R8 its row stride in bytes.
-#define ARGS \
-	MOVQ depth+0(FP), CX; \
-	MOVQ ap+8(FP), SI; \
-	MOVQ bp+16(FP), DX; \
-	MOVQ c+24(FP), DI; \
-	MOVQ ldc+32(FP), R8; \
-	SHLQ $2, R8
-
 // ZERO4 clears the accumulators of rows 0 and 1, ZERO8 of rows 0 to 3.
 #define ZERO4 \
 	VXORPS Y0, Y0, Y0; \
@@ -108,31 +99,6 @@ overwrite: \
 	VXORPS Y5, Y5, Y5; \
 	VXORPS Y6, Y6, Y6; \
 	VXORPS Y7, Y7, Y7
-
-// KLOOP runs the step macro S over the depth in CX, four steps of k per iteration and
-// then the remaining 0..3 one at a time, and falls through to the label store.
-#define KLOOP(S) \
-	MOVQ CX, R9; \
-	SHRQ $2, R9; \
-	JZ   tail; \
-loop4: \
-	S(0, 0); \
-	S(24, 64); \
-	S(48, 128); \
-	S(72, 192); \
-	ADDQ $96, SI; \
-	ADDQ $256, DX; \
-	DECQ R9; \
-	JNZ  loop4; \
-tail: \
-	ANDQ $3, CX; \
-	JZ   store; \
-loop1: \
-	S(0, 0); \
-	ADDQ $24, SI; \
-	ADDQ $64, DX; \
-	DECQ CX; \
-	JNZ  loop1
 
 // func kernel6x16AVX2(depth int, ap, bp, c *float32, ldc int, beta float32)
 TEXT ·kernel6x16AVX2(SB), NOSPLIT, $0-44
@@ -204,45 +170,13 @@ store:
 
 // func kernel6x16DirectAVX2(depth int, a *float32, rs, cs int, bp, c *float32, ldc int, beta float32)
 TEXT ·kernel6x16DirectAVX2(SB), NOSPLIT, $0-60
-	MOVQ depth+0(FP), CX
-	MOVQ a+8(FP), SI
-	MOVQ rs+16(FP), R10
-	SHLQ $2, R10
-	MOVQ cs+24(FP), R12
-	SHLQ $2, R12
-	MOVQ bp+32(FP), DX
-	MOVQ c+40(FP), DI
-	MOVQ ldc+48(FP), R8
-	SHLQ $2, R8
-	LEAQ (SI)(R10*2), R13
-	ADDQ R10, R13
+	DARGS
 	ZERO8
 	VXORPS Y8, Y8, Y8
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
-	MOVQ CX, R9
-	SHRQ $2, R9
-	JZ   tail
-
-loop4:
-	DSTEP(0)
-	DSTEP(64)
-	DSTEP(128)
-	DSTEP(192)
-	ADDQ $256, DX
-	DECQ R9
-	JNZ  loop4
-
-tail:
-	ANDQ $3, CX
-	JZ   store
-
-loop1:
-	DSTEP(0)
-	ADDQ $64, DX
-	DECQ CX
-	JNZ  loop1
+	DKLOOP(DSTEP)
 
 store:
 	STORE6(beta+56)

@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "kernel_amd64.h"
 
 // The AVX-512 kernels compute the 6 x 16 tile of kernel6x16AVX2 and kernel6x16DirectAVX2
 // with one 16-float ZMM register per row of the tile:
@@ -85,78 +86,18 @@ overwrite: \
 
 // func kernel6x16AVX512(depth int, ap, bp, c *float32, ldc int, beta float32)
 TEXT ·kernel6x16AVX512(SB), NOSPLIT, $0-44
-	MOVQ depth+0(FP), CX
-	MOVQ ap+8(FP), SI
-	MOVQ bp+16(FP), DX
-	MOVQ c+24(FP), DI
-	MOVQ ldc+32(FP), R8
-	SHLQ $2, R8
+	ARGS
 	ZZERO
-	MOVQ CX, R9
-	SHRQ $2, R9
-	JZ   tail
-
-loop4:
-	ZSTEP(0, 0)
-	ZSTEP(24, 64)
-	ZSTEP(48, 128)
-	ZSTEP(72, 192)
-	ADDQ $96, SI
-	ADDQ $256, DX
-	DECQ R9
-	JNZ  loop4
-
-tail:
-	ANDQ $3, CX
-	JZ   store
-
-loop1:
-	ZSTEP(0, 0)
-	ADDQ $24, SI
-	ADDQ $64, DX
-	DECQ CX
-	JNZ  loop1
+	KLOOP(ZSTEP)
 
 store:
 	ZSTORE6(beta+40)
 
 // func kernel6x16DirectAVX512(depth int, a *float32, rs, cs int, bp, c *float32, ldc int, beta float32)
 TEXT ·kernel6x16DirectAVX512(SB), NOSPLIT, $0-60
-	MOVQ depth+0(FP), CX
-	MOVQ a+8(FP), SI
-	MOVQ rs+16(FP), R10
-	SHLQ $2, R10
-	MOVQ cs+24(FP), R12
-	SHLQ $2, R12
-	MOVQ bp+32(FP), DX
-	MOVQ c+40(FP), DI
-	MOVQ ldc+48(FP), R8
-	SHLQ $2, R8
-	LEAQ (SI)(R10*2), R13
-	ADDQ R10, R13
+	DARGS
 	ZZERO
-	MOVQ CX, R9
-	SHRQ $2, R9
-	JZ   tail
-
-loop4:
-	ZDSTEP(0)
-	ZDSTEP(64)
-	ZDSTEP(128)
-	ZDSTEP(192)
-	ADDQ $256, DX
-	DECQ R9
-	JNZ  loop4
-
-tail:
-	ANDQ $3, CX
-	JZ   store
-
-loop1:
-	ZDSTEP(0)
-	ADDQ $64, DX
-	DECQ CX
-	JNZ  loop1
+	DKLOOP(ZDSTEP)
 
 store:
 	ZSTORE6(beta+56)
