@@ -18,14 +18,15 @@ func kernel2x16AVX2(depth int, ap, bp, c *float32, ldc int)
 func kernel4x16AVX2(depth int, ap, bp, c *float32, ldc int)
 
 // kernel6x16DirectAVX2 is the AVX2 direct kernel of kernel_amd64.s: the direct contract
-// on raw pointers, rs and cs in floats, c with row stride ldc floats. It needs AVX2 and FMA.
+// on raw pointers, rs, cs and bs in floats, c with row stride ldc floats. It needs AVX2
+// and FMA.
 //
 //go:noescape
-func kernel6x16DirectAVX2(depth int, a *float32, rs, cs int, bp, c *float32, ldc int, beta float32)
+func kernel6x16DirectAVX2(depth int, a *float32, rs, cs int, bp *float32, bs int, c *float32, ldc int, beta float32)
 
 // directAVX2 is the AVX2 direct kernel as a direct (avxDirect).
-func directAVX2(depth int, a []float32, rs, cs int, bp, c []float32, ldc int, beta float32) {
-	avxDirect(kernel6x16DirectAVX2, depth, a, rs, cs, bp, c, ldc, beta)
+func directAVX2(depth int, a []float32, rs, cs int, bp []float32, bs int, c []float32, ldc int, beta float32) {
+	avxDirect(kernel6x16DirectAVX2, depth, a, rs, cs, bp, bs, c, ldc, beta)
 }
 
 // kernelAVX2 is the AVX2 kernels as a kernel (avxKernel).
@@ -37,7 +38,7 @@ func kernelAVX2(depth, rows int, ap, bp, c []float32, ldc int, beta float32) {
 // instruction set: kernel6x16AVX2 and kernel6x16DirectAVX2, or their AVX-512 forms.
 type (
 	tile6x16   func(depth int, ap, bp, c *float32, ldc int, beta float32)
-	direct6x16 func(depth int, a *float32, rs, cs int, bp, c *float32, ldc int, beta float32)
+	direct6x16 func(depth int, a *float32, rs, cs int, bp *float32, bs int, c *float32, ldc int, beta float32)
 )
 
 // avxKernel is the kernel contract on six, with the slice bounds checked in Go: a tile of
@@ -59,10 +60,10 @@ func avxKernel(six tile6x16, depth, rows int, ap, bp, c []float32, ldc int, beta
 }
 
 // avxDirect is the direct contract on six, with the slice bounds checked in Go.
-func avxDirect(six direct6x16, depth int, a []float32, rs, cs int, bp, c []float32, ldc int, beta float32) {
-	_, _ = a[(mr-1)*rs+(depth-1)*cs], bp[depth*nr-1]
+func avxDirect(six direct6x16, depth int, a []float32, rs, cs int, bp []float32, bs int, c []float32, ldc int, beta float32) {
+	_, _ = a[(mr-1)*rs+(depth-1)*cs], bp[(depth-1)*bs+nr-1]
 	_ = c[(mr-1)*ldc+nr-1]
-	six(depth, &a[0], rs, cs, &bp[0], &c[0], ldc, beta)
+	six(depth, &a[0], rs, cs, &bp[0], bs, &c[0], ldc, beta)
 }
 
 // bestKernels are the fastest micro-kernels this processor runs: the AVX-512 ones if it

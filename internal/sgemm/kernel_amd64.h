@@ -13,8 +13,8 @@
 	SHLQ $2, R8
 
 // DARGS loads the arguments of a direct kernel: CX the depth, SI row 0 of A and R13 row
-// 3, R10 the row stride and R12 the step stride of A in bytes, DX packed B, DI the first
-// row of C and R8 its row stride in bytes.
+// 3, R10 the row stride and R12 the step stride of A in bytes, DX B's values at step 0 and
+// R11 its step stride in bytes, DI the first row of C and R8 its row stride in bytes.
 #define DARGS \
 	MOVQ depth+0(FP), CX; \
 	MOVQ a+8(FP), SI; \
@@ -23,8 +23,10 @@
 	MOVQ cs+24(FP), R12; \
 	SHLQ $2, R12; \
 	MOVQ bp+32(FP), DX; \
-	MOVQ c+40(FP), DI; \
-	MOVQ ldc+48(FP), R8; \
+	MOVQ bs+40(FP), R11; \
+	SHLQ $2, R11; \
+	MOVQ c+48(FP), DI; \
+	MOVQ ldc+56(FP), R8; \
 	SHLQ $2, R8; \
 	LEAQ (SI)(R10*2), R13; \
 	ADDQ R10, R13
@@ -54,24 +56,28 @@ loop1: \
 	DECQ CX; \
 	JNZ  loop1
 
-// DKLOOP is KLOOP for a direct kernel's step macro S(bo), which moves along A itself.
+// DKLOOP is KLOOP for a direct kernel's step macro S, which moves along A itself; B's
+// values move on by the stride in R11 after each step.
 #define DKLOOP(S) \
 	MOVQ CX, R9; \
 	SHRQ $2, R9; \
 	JZ   tail; \
 loop4: \
-	S(0); \
-	S(64); \
-	S(128); \
-	S(192); \
-	ADDQ $256, DX; \
+	S; \
+	ADDQ R11, DX; \
+	S; \
+	ADDQ R11, DX; \
+	S; \
+	ADDQ R11, DX; \
+	S; \
+	ADDQ R11, DX; \
 	DECQ R9; \
 	JNZ  loop4; \
 tail: \
 	ANDQ $3, CX; \
 	JZ   store; \
 loop1: \
-	S(0); \
-	ADDQ $64, DX; \
+	S; \
+	ADDQ R11, DX; \
 	DECQ CX; \
 	JNZ  loop1

@@ -143,7 +143,7 @@ store:
 
 // The direct kernel reads A where it lies instead of from a packed panel: row r of the
 // tile at step p of k is the float at A + r*rs + p*cs (rs and cs in floats, shifted to bytes
-// here). SI addresses rows 0 to 2 and R13 rows 3 to 5 at the current step, R10 holds rs
+// here); B's 16 values at step p are at bp + p*bs, packed (bs = 16) or in B's own rows. SI addresses rows 0 to 2 and R13 rows 3 to 5 at the current step, R10 holds rs
 // and R12 cs in bytes. Each row's sums are the chain of FMAs of STEP, so that the result
 // equals the packed kernel's bit for bit.
 
@@ -154,11 +154,11 @@ store:
 	VFMADD231PS  Y12, t, lo; \
 	VFMADD231PS  Y13, t, hi
 
-// DSTEP does one step of k for the 6 rows from B at byte offset bo, then moves SI and R13
-// to the next step.
-#define DSTEP(bo) \
-	VMOVUPS bo(DX), Y12; \
-	VMOVUPS bo+32(DX), Y13; \
+// DSTEP does one step of k for the 6 rows from the 16 values of B at DX, then moves SI
+// and R13 to the next step.
+#define DSTEP \
+	VMOVUPS (DX), Y12; \
+	VMOVUPS 32(DX), Y13; \
 	DROW((SI), Y14, Y0, Y1); \
 	DROW((SI)(R10*1), Y15, Y2, Y3); \
 	DROW((SI)(R10*2), Y14, Y4, Y5); \
@@ -168,8 +168,8 @@ store:
 	ADDQ    R12, SI; \
 	ADDQ    R12, R13
 
-// func kernel6x16DirectAVX2(depth int, a *float32, rs, cs int, bp, c *float32, ldc int, beta float32)
-TEXT ·kernel6x16DirectAVX2(SB), NOSPLIT, $0-60
+// func kernel6x16DirectAVX2(depth int, a *float32, rs, cs int, bp *float32, bs int, c *float32, ldc int, beta float32)
+TEXT ·kernel6x16DirectAVX2(SB), NOSPLIT, $0-68
 	DARGS
 	ZERO8
 	VXORPS Y8, Y8, Y8
@@ -179,4 +179,4 @@ TEXT ·kernel6x16DirectAVX2(SB), NOSPLIT, $0-60
 	DKLOOP(DSTEP)
 
 store:
-	STORE6(beta+56)
+	STORE6(beta+64)

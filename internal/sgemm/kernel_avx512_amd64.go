@@ -10,7 +10,7 @@ import "golang.org/x/sys/cpu"
 func kernel6x16AVX512(depth int, ap, bp, c *float32, ldc int, beta float32)
 
 //go:noescape
-func kernel6x16DirectAVX512(depth int, a *float32, rs, cs int, bp, c *float32, ldc int, beta float32)
+func kernel6x16DirectAVX512(depth int, a *float32, rs, cs int, bp *float32, bs int, c *float32, ldc int, beta float32)
 
 // kernelAVX512 is the AVX-512 kernels as a kernel (avxKernel: edge tiles of up to 2 or 4
 // rows with beta 0 still go to the short AVX2 kernels, which compute each row the same
@@ -20,8 +20,8 @@ func kernelAVX512(depth, rows int, ap, bp, c []float32, ldc int, beta float32) {
 }
 
 // directAVX512 is the AVX-512 direct kernel as a direct (avxDirect).
-func directAVX512(depth int, a []float32, rs, cs int, bp, c []float32, ldc int, beta float32) {
-	avxDirect(kernel6x16DirectAVX512, depth, a, rs, cs, bp, c, ldc, beta)
+func directAVX512(depth int, a []float32, rs, cs int, bp []float32, bs int, c []float32, ldc int, beta float32) {
+	avxDirect(kernel6x16DirectAVX512, depth, a, rs, cs, bp, bs, c, ldc, beta)
 }
 
 // hasAVX512 reports whether the processor (and the operating system) runs the AVX-512

@@ -28,9 +28,9 @@
 	ZROW(ao+20(SI), Z15, Z5)
 
 // ZDSTEP does one step of k from A in place (SI rows 0 to 2, R13 rows 3 to 5, R10 the row
-// stride and R12 the step stride, in bytes) and packed B at byte offset bo of DX.
-#define ZDSTEP(bo) \
-	VMOVUPS bo(DX), Z12; \
+// stride and R12 the step stride, in bytes) and the 16 values of B at DX.
+#define ZDSTEP \
+	VMOVUPS (DX), Z12; \
 	ZROW((SI), Z14, Z0); \
 	ZROW((SI)(R10*1), Z15, Z1); \
 	ZROW((SI)(R10*2), Z14, Z2); \
@@ -93,11 +93,11 @@ TEXT ·kernel6x16AVX512(SB), NOSPLIT, $0-44
 store:
 	ZSTORE6(beta+40)
 
-// func kernel6x16DirectAVX512(depth int, a *float32, rs, cs int, bp, c *float32, ldc int, beta float32)
-TEXT ·kernel6x16DirectAVX512(SB), NOSPLIT, $0-60
+// func kernel6x16DirectAVX512(depth int, a *float32, rs, cs int, bp *float32, bs int, c *float32, ldc int, beta float32)
+TEXT ·kernel6x16DirectAVX512(SB), NOSPLIT, $0-68
 	DARGS
 	ZZERO
 	DKLOOP(ZDSTEP)
 
 store:
-	ZSTORE6(beta+56)
+	ZSTORE6(beta+64)

@@ -114,6 +114,6 @@ func (p *PackedB) gemmColumns(kerns kernels, tA blas.Transpose, m int, alpha flo
 	for p0 := 0; p0 < k; p0 += p.kStep {
 		kb := min(p.kStep, k-p0)
 		bpack := p.panels[p0*np*nr+j0*kb:] // micro-panel j0/nr of this block
-		rankUpdate(kerns, buf, bpack, transA, a, lda, m, p0, kb, j1-j0, alpha, beta, c[j0:], ldc)
+		rankUpdate(kerns, buf, panelsB{packed: bpack}, transA, a, lda, m, p0, kb, j1-j0, alpha, beta, c[j0:], ldc)
 	}
 }

@@ -52,16 +52,20 @@ const (
 // are overwritten.
 type kernel func(depth, rows int, ap, bp, c []float32, ldc int, beta float32)
 
-// direct computes the full mr x nr block c = op(A) * bp + beta * c as kernel does, but
+// direct computes the full mr x nr block c = op(A) * op(B) + beta * c as kernel does, but
 // reads op(A) where it lies: its element (r, p) is a[r*rs + p*cs] (rs = lda, cs = 1 for A
-// as stored; rs = 1, cs = lda for A transposed). Packing A costs a copy of every element
-// per product, as much as the micro-kernel's work when B is only a few panels wide (a
-// thin MLP's 64 columns: docs/performance.md, "The invertible recipe's step"); the direct
-// kernel skips it. Each element of c is the same chain of FMAs as kernel's, bit for bit.
-type direct func(depth int, a []float32, rs, cs int, bp, c []float32, ldc int, beta float32)
+// as stored; rs = 1, cs = lda for A transposed; rs = 1, cs = mr for a packed panel), and
+// the nr values of op(B) at step p of k at bp[p*bs:] (bs = nr for a packed panel, ldb for B
+// read in its own rows). Packing costs a copy of every element per product, as much as
+// the micro-kernel's work when the other operand is thin (a thin MLP's 64 columns, or its
+// weight gradient's 128 rows split over two cores: docs/performance.md, "The invertible
+// recipe's step"); the direct kernel skips it. Each element of c is the same chain of FMAs
+// as kernel's, bit for bit.
+type direct func(depth int, a []float32, rs, cs int, bp []float32, bs int, c []float32, ldc int, beta float32)
 
 // kernels are the micro-kernels of a product: packed, and direct when the processor has
-// one (nil otherwise), used for the full mr-row tiles of products with alpha == 1.
+// one (nil otherwise), used for products with alpha == 1: for their full mr-row tiles,
+// and for every tile when op(B) is B as stored (read in place).
 type kernels struct {
 	packed kernel
 	direct direct
@@ -198,16 +202,42 @@ func gemm(kerns kernels, tA, tB blas.Transpose, m, n, k int, alpha float32, a []
 
 	buf := getBuffers()
 	defer putBuffers(buf)
+	direct := kerns.direct != nil && alpha == 1
 	ks, nStep := kStep(k), min(nc, roundUp(n, nr))
 	buf.b = buf.b[:nStep*ks] // nStep <= nc
 	for j0 := 0; j0 < n; j0 += nStep {
 		nb := min(nStep, n-j0)
 		for p0 := 0; p0 < k; p0 += ks {
 			kb := min(ks, k-p0)
-			packB(buf.b, transB, b, ldb, p0, j0, kb, nb)
-			rankUpdate(kerns, buf, buf.b, transA, a, lda, m, p0, kb, nb, alpha, beta, c[j0:], ldc)
+			src := panelsB{packed: buf.b}
+			if direct && !transB {
+				src.in, src.ld, src.full = b[p0*ldb+j0:], ldb, nb/nr*nr
+			}
+			if src.full < nb {
+				packB(buf.b[src.full*kb:], transB, b, ldb, p0, j0+src.full, kb, nb-src.full)
+			}
+			rankUpdate(kerns, buf, src, transA, a, lda, m, p0, kb, nb, alpha, beta, c[j0:], ldc)
 		}
 	}
+}
+
+// panelsB are the column micro-panels of a kb x nb block of op(B): the first full columns
+// read in place from in (B as stored, row stride ld; none when in is nil), the others
+// packed in packed as packB lays them out.
+type panelsB struct {
+	in     []float32
+	ld     int
+	full   int
+	packed []float32
+}
+
+// panel returns micro-panel jp (a multiple of nr) of a block of depth kb and its step
+// stride: nr values of step p of k at p*stride.
+func (s panelsB) panel(jp, kb int) ([]float32, int) {
+	if jp < s.full {
+		return s.in[jp:], s.ld
+	}
+	return s.packed[jp*kb : (jp+nr)*kb], nr
 }
 
 // kStep is the depth of the rank updates of a product of depth k: k split into equal
@@ -218,12 +248,12 @@ func kStep(k int) int {
 }
 
 // rankUpdate adds the rank-kb update of depth p0..p0+kb to the m rows of c (its first nb
-// columns): op(A)'s columns p0.. times the packed panel bpack of nb columns, in blocks of
-// rows split as k is (at most mc, rounded up to mr), each multiplied by macro. A block is
+// columns): op(A)'s columns p0.. times the panels src of nb columns, in blocks of rows
+// split as k is (at most mc, rounded up to mr), each multiplied by macro. A block is
 // packed into buf, or, with a direct kernel and alpha == 1, read where it lies, packing
 // only its last panel when that has fewer than mr rows. The first update (p0 == 0)
 // applies beta, the others accumulate.
-func rankUpdate(kerns kernels, buf *buffers, bpack []float32, transA bool, a []float32, lda, m, p0, kb, nb int, alpha, beta float32, c []float32, ldc int) {
+func rankUpdate(kerns kernels, buf *buffers, src panelsB, transA bool, a []float32, lda, m, p0, kb, nb int, alpha, beta float32, c []float32, ldc int) {
 	if p0 > 0 {
 		beta = 1
 	}
@@ -245,7 +275,7 @@ func rankUpdate(kerns kernels, buf *buffers, bpack []float32, transA bool, a []f
 		} else {
 			packA(buf.a, transA, a, lda, i0, p0, mb, kb, alpha)
 		}
-		macro(kerns.packed, d, buf, bpack, mb, nb, kb, c[i0*ldc:], ldc, beta)
+		macro(kerns.packed, d, buf, src, mb, nb, kb, c[i0*ldc:], ldc, beta)
 	}
 }
 
@@ -364,14 +394,14 @@ func packB(dst []float32, trans bool, b []float32, ldb, p0, j0, kb, nb int) {
 }
 
 // macro multiplies the mb x kb block of A, packed in buf.a or read in place by d.kern, by
-// the packed kb x nb panel of B in bpack (ceil(nb/nr) micro-panels) into the mb x nb block
-// c, one mr x nr tile at a time: the outer loop runs over the micro-panels of B, so each
-// stays in L1 while the inner loop brings the micro-panels of A from L2. Tiles of fewer
-// than mr rows always come from buf.a. Tiles cut by the edge of C are computed into
-// buf.tile and the part inside C merged.
-func macro(kern kernel, d inPlace, buf *buffers, bpack []float32, mb, nb, kb int, c []float32, ldc int, beta float32) {
+// the kb x nb panels src of B into the mb x nb block c, one mr x nr tile at a time: the
+// outer loop runs over the micro-panels of B, so each stays in L1 while the inner loop
+// brings the micro-panels of A from L2. Tiles of fewer than mr rows always come from
+// buf.a, through the direct kernel when their panel of B is read in place. Tiles cut by
+// the edge of C are computed into buf.tile and the part inside C merged.
+func macro(kern kernel, d inPlace, buf *buffers, src panelsB, mb, nb, kb int, c []float32, ldc int, beta float32) {
 	for jp := 0; jp < nb; jp += nr {
-		bp := bpack[jp*kb : (jp+nr)*kb]
+		bp, bs := src.panel(jp, kb)
 		cols := min(nr, nb-jp)
 		for ip := 0; ip < mb; ip += mr {
 			rows := min(mr, mb-ip)
@@ -379,9 +409,12 @@ func macro(kern kernel, d inPlace, buf *buffers, bpack []float32, mb, nb, kb int
 			if rows < mr || cols < nr {
 				out, ld, b = buf.tile[:], nr, 0
 			}
-			if d.kern != nil && rows == mr {
-				d.kern(kb, d.a[ip*d.rs:], d.rs, d.cs, bp, out, ld, b)
-			} else {
+			switch {
+			case d.kern != nil && rows == mr:
+				d.kern(kb, d.a[ip*d.rs:], d.rs, d.cs, bp, bs, out, ld, b)
+			case bs != nr: // B in place: the packed rows of A through the direct kernel
+				d.kern(kb, buf.a[ip*kb:(ip+mr)*kb], 1, mr, bp, bs, out, ld, b)
+			default:
 				kern(kb, rows, buf.a[ip*kb:(ip+mr)*kb], bp, out, ld, b)
 			}
 			if rows == mr && cols == nr {

@@ -184,10 +184,11 @@ func TestEdgeRowsMatchFullTiles(t *testing.T) {
 	}
 }
 
-// TestDirectMatchesPacked: with alpha 1, where the direct kernel reads op(A) in place,
-// the product is bit-identical to the one from packed A, for A as stored and transposed,
-// with row counts that leave 0..mr-1 rows to a packed edge panel, more than one block of
-// rows (m > mc), depth beyond kc and every beta.
+// TestDirectMatchesPacked: with alpha 1, where the direct kernel reads op(A) in place (and
+// B in place when it is not transposed), the product is bit-identical to the one from
+// packed A and B, for A and B as stored and transposed, B's rows padded or not, with row
+// counts that leave 0..mr-1 rows to a packed edge panel, column counts that leave an edge
+// panel of B to pack, more than one block of rows (m > mc), depth beyond kc and every beta.
 func TestDirectMatchesPacked(t *testing.T) {
 	best := bestKernels()
 	if best.direct == nil {
@@ -196,24 +197,28 @@ func TestDirectMatchesPacked(t *testing.T) {
 	packed := kernels{packed: best.packed}
 	rng := rand.New(rand.NewPCG(11, 12))
 	for _, tA := range transposes {
-		for _, s := range [][3]int{{6, 16, 1}, {11, 40, 37}, {36, 64, 128}, {mc + 7, 128, kc + 44}, {384, 64, 768}} {
-			for _, beta := range betas {
-				m, n, k := s[0], s[1], s[2]
-				lda := k + 1
-				if tA != blas.NoTrans {
-					lda = m + 1
-				}
-				rowA := m
-				if tA != blas.NoTrans {
-					rowA = k
-				}
-				a, b, c0 := randSlice(rng, lda*rowA), randSlice(rng, k*n), randSlice(rng, m*n)
-				want, got := append([]float32(nil), c0...), append([]float32(nil), c0...)
-				gemm(packed, tA, blas.NoTrans, m, n, k, 1, a, lda, b, n, beta, want, n)
-				gemm(best, tA, blas.NoTrans, m, n, k, 1, a, lda, b, n, beta, got, n)
-				for i := range want {
-					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-						t.Fatalf("tA=%c m=%d n=%d k=%d beta=%v: element %d is %v direct, %v packed", tA, m, n, k, beta, i, got[i], want[i])
+		for _, tB := range transposes {
+			for _, padB := range []int{0, 3} {
+				for _, s := range [][3]int{{6, 16, 1}, {11, 40, 37}, {36, 64, 128}, {mc + 7, 128, kc + 44}, {64, 64, 768}, {384, 64, 768}} {
+					for _, beta := range betas {
+						m, n, k := s[0], s[1], s[2]
+						lda, rowA := k+1, m
+						if tA != blas.NoTrans {
+							lda, rowA = m+1, k
+						}
+						ldb, rowB := n+padB, k
+						if tB != blas.NoTrans {
+							ldb, rowB = k+padB, n
+						}
+						a, b, c0 := randSlice(rng, lda*rowA), randSlice(rng, ldb*rowB), randSlice(rng, m*n)
+						want, got := append([]float32(nil), c0...), append([]float32(nil), c0...)
+						gemm(packed, tA, tB, m, n, k, 1, a, lda, b, ldb, beta, want, n)
+						gemm(best, tA, tB, m, n, k, 1, a, lda, b, ldb, beta, got, n)
+						for i := range want {
+							if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+								t.Fatalf("tA=%c tB=%c ldb=%d m=%d n=%d k=%d beta=%v: element %d is %v direct, %v packed", tA, tB, ldb, m, n, k, beta, i, got[i], want[i])
+							}
+						}
 					}
 				}
 			}
