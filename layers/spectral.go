@@ -163,6 +163,12 @@ func (l *SpectralLinear) Forward(g *Graph, x *G.Node) (*G.Node, error) {
 // Lipschitz2 is C ||W||_2 / sigma, the exact 2-norm Lipschitz constant on one row.
 func (l *SpectralLinear) Lipschitz2() float64 { return l.C * l.SN.Lipschitz2() }
 
+// spectralWeight is the layer's weight c W / sigma as ops.SpectralMLPResidual takes it,
+// its parts added to g.
+func (l *SpectralLinear) spectralWeight(g *Graph) ops.SpectralWeight {
+	return ops.SpectralWeight{W: g.Node(l.SN.W), U: g.BufferNode(l.SN.U), V: g.BufferNode(l.SN.V), C: l.C}
+}
+
 // unit returns x / ||x||.
 func unit(x []float64) []float64 {
 	out := make([]float64, len(x))

@@ -75,9 +75,14 @@ func (m *SpectralMLP) Forward(g *Graph, x *G.Node) (*G.Node, error) {
 	return m.Proj.apply(g, h, proj)
 }
 
-// Residual maps x (N, D) to the sub-block's output x + g(x) (N, D) by ops.MLPResidual:
-// the same values as Add(x, Forward(x)), in one op.
+// Residual maps x (N, D) to the sub-block's output x + g(x) (N, D): the same values as
+// Add(x, Forward(x)), in one op, ops.SpectralMLPResidual with a gain (which makes the
+// weights in the op) and ops.MLPResidual of Weights without one.
 func (m *SpectralMLP) Residual(g *Graph, x *G.Node) (*G.Node, error) {
+	if m.LogGain != nil {
+		fc, proj, s := m.Fc.spectralWeight(g), m.Proj.spectralWeight(g), g.Node(m.LogGain) // in Params' order
+		return ops.SpectralMLPResidual(x, fc, g.Node(m.Fc.B), proj, g.Node(m.Proj.B), s)
+	}
 	fc, proj, err := m.Weights(g)
 	if err != nil {
 		return nil, err

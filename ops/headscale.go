@@ -70,40 +70,58 @@ func (op *headScaleOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
 // p f_h sum over head h's block of g w (accumulated in float64).
 func headScaleKernel[T kernel.Float](op *headScaleOp, out []T, in [][]T, shape tensor.Shape) {
 	rows, cols := shape[0], shape[1]
-	s := in[1]
-	hd := cols / len(s)
+	switch op.part {
+	case 0:
+		headScaleRows(out, in[0], in[1], rows, cols, op.p)
+	case 1:
+		headScaleRows(out, in[2], in[1], rows, cols, op.p)
+	default:
+		headScaleGradS(out, in[0], in[2], in[1], rows, cols, op.p)
+	}
+}
+
+// headFactors are f_h = exp(p s_h).
+func headFactors[T kernel.Float](s []T, p float64) []float64 {
 	f := make([]float64, len(s))
 	for h, v := range s {
-		f[h] = math.Exp(op.p * float64(v))
+		f[h] = math.Exp(p * float64(v))
 	}
-	if op.part == 2 {
-		acc := make([]float64, len(s))
-		w, g := in[0], in[2]
-		for i := range rows {
-			for h := range s {
-				gs, ws := g[i*cols+h*hd:][:hd], w[i*cols+h*hd:][:hd]
-				a := acc[h]
-				for j, v := range gs {
-					a += float64(v) * float64(ws[j])
-				}
-				acc[h] = a
-			}
-		}
-		for h := range out {
-			out[h] = T(op.p * f[h] * acc[h])
-		}
-		return
-	}
-	x := in[0]
-	if op.part == 1 {
-		x = in[2]
-	}
+	return f
+}
+
+// headScaleRows writes y = x f into y (rows, cols): column block h of x times f_h =
+// exp(p s_h).
+func headScaleRows[T kernel.Float](y, x, s []T, rows, cols int, p float64) {
+	f := headFactors(s, p)
+	hd := cols / len(s)
 	for i := range rows {
 		for h := range s {
-			xs, ys, fh := x[i*cols+h*hd:][:hd], out[i*cols+h*hd:][:hd], f[h]
+			xs, ys, fh := x[i*cols+h*hd:][:hd], y[i*cols+h*hd:][:hd], f[h]
 			for j, v := range xs {
 				ys[j] = T(float64(v) * fh)
 			}
 		}
+	}
+}
+
+// headScaleGradS writes into ds (H) the gradient of w f (rows, cols) with respect to s for
+// the output gradient g: p f_h times the sum over head h's block of g w, accumulated in
+// float64.
+func headScaleGradS[T kernel.Float](ds, w, g, s []T, rows, cols int, p float64) {
+	f := headFactors(s, p)
+	hd := cols / len(s)
+	acc := make([]float64, len(s))
+	for i := range rows {
+		for h := range s {
+			gs, ws := g[i*cols+h*hd:][:hd], w[i*cols+h*hd:][:hd]
+			a := acc[h]
+			for j, v := range gs {
+				a += float64(v) * float64(ws[j])
+			}
+			acc[h] = a
+		}
+	}
+	for h := range ds {
+		ds[h] = T(p * f[h] * acc[h])
 	}
 }

@@ -149,22 +149,28 @@ func mlpResKernel[T kernel.Float](op *mlpResOp, out []T, ts []*tensor.Dense) err
 	if !op.read.take(&st.fwd) {
 		return fmt.Errorf("%s: no activations of this run's forward to read", op.name)
 	}
-	h, a := st.h.([]T), st.a.([]T)
 	st.bwd.begin()
-	dy, dh := data[T](ts[6]), scratch[T](&st.dh, n*hid)
+	mlpResBackwardKernel(st, x, w1, w2, data[T](ts[6]), out, n, d, hid)
+	st.bwd.done()
+	return nil
+}
+
+// mlpResBackwardKernel writes into dx the gradient of the sub-block's input x for the
+// output gradient dy, and into st's grads those of w1, b1, w2 and b2, from the forward's
+// h and a in st, each as the separate ops' backward computes it.
+func mlpResBackwardKernel[T kernel.Float](st *mlpResState, x, w1, w2, dy, dx []T, n, d, hid int) {
+	h, a, dh := st.h.([]T), st.a.([]T), scratch[T](&st.dh, n*hid)
 	g := [4][]T{scratch[T](&st.grads[0], d*hid), scratch[T](&st.grads[1], hid), scratch[T](&st.grads[2], hid*d), scratch[T](&st.grads[3], d)}
 	// as Linear's backward: dA = dy w2^T, then ELU's: dh = dA ELU'(h)
 	kernel.Gemm(false, true, n, hid, d, 1, dy, d, w2, d, 0, dh, hid)
 	kernel.ELUGrad(dh, h, dh)
 	// dx = dy (the skip) + dh w1^T (the branch), added as Gorgonia adds the two parts
-	kernel.Gemm(false, true, n, d, hid, 1, dh, hid, w1, hid, 0, out, d)
-	kernel.Add(out, dy, out)
+	kernel.Gemm(false, true, n, d, hid, 1, dh, hid, w1, hid, 0, dx, d)
+	kernel.Add(dx, dy, dx)
 	kernel.Gemm(true, false, d, hid, n, 1, x, d, dh, hid, 0, g[0], hid)
 	kernel.ColSum(g[1], dh, &st.ws)
 	kernel.Gemm(true, false, hid, d, n, 1, a, hid, dy, d, 0, g[2], d)
 	kernel.ColSum(g[3], dy, &st.ws)
-	st.bwd.done()
-	return nil
 }
 
 // mlpResForwardKernel writes h = x w1 + b1, a = ELU(h) and y = x + (a w2 + b2), each as
@@ -185,8 +191,18 @@ func (op *mlpResOp) Kept() int {
 	if op.part != mlpResForward {
 		return 0
 	}
+	return op.st.kept()
+}
+
+// kept is the number of elements of the state's buffers.
+func (st *mlpResState) kept() int {
+	return scratchLen(append([]any{st.h, st.a, st.dh}, st.grads[:]...)...)
+}
+
+// scratchLen is the number of elements of the []float32 and []float64 among vs.
+func scratchLen(vs ...any) int {
 	n := 0
-	for _, v := range append([]any{op.st.h, op.st.a, op.st.dh}, op.st.grads[:]...) {
+	for _, v := range vs {
 		switch s := v.(type) {
 		case []float32:
 			n += len(s)

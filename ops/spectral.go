@@ -108,16 +108,40 @@ func (op *spectralOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
 // cols is W's number of columns.
 func spectralKernel[T kernel.Float](op *spectralOp, out []T, ts []*tensor.Dense, cols int) error {
 	w, u, v := data[T](ts[0]), data[T](ts[1]), data[T](ts[2])
+	if !op.grad {
+		return spectralScale(op.name, out, w, u, v, cols, op.c)
+	}
+	return spectralGrad(op.name, out, w, u, v, data[T](ts[3]), cols, op.c)
+}
+
+// spectralSigma is u^T W v for W with cols columns, or an error naming op unless it is
+// finite and positive.
+func spectralSigma[T kernel.Float](op string, w, u, v []T, cols int) (float64, error) {
 	sigma := kernel.Bilinear(w, u, v, cols)
 	if !(sigma > 0) || math.IsInf(sigma, 0) {
-		return fmt.Errorf("%s: spectral norm estimate u^T W v = %g, want finite and > 0 (run power iteration first)", op.name, sigma)
+		return 0, fmt.Errorf("%s: spectral norm estimate u^T W v = %g, want finite and > 0 (run power iteration first)", op, sigma)
 	}
-	s := T(op.c / sigma)
-	if !op.grad {
-		kernel.Scale(out, w, s)
-		return nil
+	return sigma, nil
+}
+
+// spectralScale writes c W / sigma into out.
+func spectralScale[T kernel.Float](op string, out, w, u, v []T, cols int, c float64) error {
+	sigma, err := spectralSigma(op, w, u, v, cols)
+	if err != nil {
+		return err
 	}
-	dy := data[T](ts[3])
+	kernel.Scale(out, w, T(c/sigma))
+	return nil
+}
+
+// spectralGrad writes the gradient of c W / sigma with respect to W, (c/sigma) (dy -
+// (<dy, W> / sigma) u v^T), into out.
+func spectralGrad[T kernel.Float](op string, out, w, u, v, dy []T, cols int, c float64) error {
+	sigma, err := spectralSigma(op, w, u, v, cols)
+	if err != nil {
+		return err
+	}
+	s := T(c / sigma)
 	var inner float64 // <dy, W>
 	for i, g := range dy {
 		inner += float64(g) * float64(w[i])

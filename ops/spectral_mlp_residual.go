@@ -1,0 +1,270 @@
+package ops
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/chewxy/hm"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"lipformer/kernel"
+)
+
+// SpectralWeight is a spectrally normalised weight as SpectralNormalize takes it: c W /
+// sigma with sigma = u^T W v, W (In, Out), u (In) and v (Out) held fixed.
+type SpectralWeight struct {
+	W, U, V *G.Node
+	C       float64
+}
+
+// SpectralMLPResidual is the MLP sub-block of an invertible block with a gain
+// (layers.SpectralMLP): y = x + ELU(x w1 + b1) w2 + b2 with w1 = HeadScale(
+// SpectralNormalize(W1), s, 1) and w2 = HeadScale(SpectralNormalize(W2), s, -1), for x (N,
+// D), W1 (D, H), b1 (H), W2 (H, D), b2 (D) and the log gain s (1). It computes what
+// MLPResidual of those weights computes, bit for bit, forward and backward, in one op
+// forward and one backward (and five that hand out the gradients of W1, b1, W2, b2 and s)
+// where the separate ops take five and eleven: a thin sub-block's weights are small, and
+// making them in ops of their own cost a step of the recipe as much as their work
+// (docs/performance.md, "The invertible recipe's step").
+func SpectralMLPResidual(x *G.Node, w1 SpectralWeight, b1 *G.Node, w2 SpectralWeight, b2, s *G.Node) (*G.Node, error) {
+	if w1.W == nil || w2.W == nil {
+		return nil, errors.New("spectral mlp residual: a weight is missing")
+	}
+	xs, s1, s2 := x.Shape(), w1.W.Shape(), w2.W.Shape()
+	if xs.Dims() != 2 || s1.Dims() != 2 || s2.Dims() != 2 || s1[0] != xs[1] || s2[0] != s1[1] || s2[1] != xs[1] ||
+		b1.Shape().Dims() != 1 || b1.Shape()[0] != s1[1] || b2.Shape().Dims() != 1 || b2.Shape()[0] != xs[1] ||
+		s.Shape().Dims() != 1 || s.Shape()[0] != 1 {
+		return nil, fmt.Errorf("spectral mlp residual: x %v, W1 %v, b1 %v, W2 %v, b2 %v, s %v, want (N, D), (D, H), (H), (H, D), (D), (1)",
+			xs, s1, b1.Shape(), s2, b2.Shape(), s.Shape())
+	}
+	for i, w := range []SpectralWeight{w1, w2} {
+		ws := w.W.Shape()
+		if w.U == nil || w.V == nil || w.U.Shape().Dims() != 1 || w.V.Shape().Dims() != 1 || w.U.Shape()[0] != ws[0] || w.V.Shape()[0] != ws[1] {
+			return nil, fmt.Errorf("spectral mlp residual: W%d %v with vectors u, v of shapes %v, %v, want (%d) and (%d)", i+1, ws, shapeOf(w.U), shapeOf(w.V), ws[0], ws[1])
+		}
+		if !(w.C > 0) {
+			return nil, fmt.Errorf("spectral mlp residual: W%d's coefficient %g, want > 0", i+1, w.C)
+		}
+	}
+	in := G.Nodes{x, w1.W, w1.U, w1.V, b1, w2.W, w2.U, w2.V, b2, s}
+	for _, n := range in[1:] {
+		if n.Dtype() != x.Dtype() {
+			return nil, fmt.Errorf("spectral mlp residual: %s is %v, x %v, want one dtype", n.Name(), n.Dtype(), x.Dtype())
+		}
+	}
+	if err := checkFloat("spectral mlp residual", x.Dtype()); err != nil {
+		return nil, err
+	}
+	op := &specMLPOp{baseOp: baseOp{name: "SpectralMLPResidual"}, part: mlpResForward, c: [2]float64{w1.C, w2.C}, st: &specMLPState{}}
+	return G.ApplyOp(op, in...)
+}
+
+// shapeOf is n's shape, or nil for a missing node.
+func shapeOf(n *G.Node) tensor.Shape {
+	if n == nil {
+		return nil
+	}
+	return n.Shape()
+}
+
+// The inputs of the forward, in order; the backward takes them, y and dy.
+const (
+	smX = iota
+	smW1
+	smU1
+	smV1
+	smB1
+	smW2
+	smU2
+	smV2
+	smB2
+	smS
+	smInputs
+)
+
+// smParams are the inputs whose gradients the readers hand out, by reader part.
+var smParams = [5]int{smW1, smB1, smW2, smB2, smS}
+
+// specMLPOp is one part of SpectralMLPResidual: the forward (mlpResForward), the backward
+// (mlpResBackward), which returns dx, or reader k of the gradient of input smParams[k].
+// The parts of one sub-block share a specMLPState, as MLPResidual's do.
+type specMLPOp struct {
+	baseOp
+	part int
+	c    [2]float64 // the coefficients of W1 and W2
+	st   *specMLPState
+	read reader
+}
+
+// specMLPState is what the parts of one sub-block share: MLPResidual's state, whose weight
+// gradients are those of the weights w1 and w2 the op makes, and the weights and gradients
+// of the normalisations and gain.
+type specMLPState struct {
+	mlpResState
+	sn, w  [2]any // (D, H) and (H, D) []T: c_i W_i / sigma_i and w_i, the same with the gain
+	params [5]any // []T: the gradients of W1, b1, W2, b2 and s
+	dsn    any    // scratch of the backward: a weight's gradient before its gain
+}
+
+// Arity is 10 forward, 12 backward and 2 for a reader (its parameter, dx).
+func (op *specMLPOp) Arity() int {
+	switch op.part {
+	case mlpResForward:
+		return smInputs
+	case mlpResBackward:
+		return smInputs + 2
+	}
+	return 2
+}
+
+// Type maps the inputs to a matrix, or a reader's parameter and dx to the parameter's
+// type.
+func (op *specMLPOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	m, v := G.TensorType{Dims: 2, Of: a}, G.TensorType{Dims: 1, Of: a}
+	fwd := []hm.Type{m, m, v, v, v, m, v, v, v, v}
+	switch op.part {
+	case mlpResForward:
+		return hm.NewFnType(append(fwd, m)...)
+	case mlpResBackward:
+		return hm.NewFnType(append(fwd, m, m, m)...)
+	}
+	if i := smParams[op.part]; i == smB1 || i == smB2 || i == smS {
+		return hm.NewFnType(v, m, v)
+	}
+	return hm.NewFnType(m, m, m)
+}
+
+// InferShape is x's shape, or a reader's parameter's.
+func (op *specMLPOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	s, ok := in[0].(tensor.Shape)
+	if !ok {
+		return nil, fmt.Errorf("%s: input 0 has shape %v", op.name, in[0])
+	}
+	return s.Clone(), nil
+}
+
+// Do runs the part into its kept buffer.
+func (op *specMLPOp) Do(in ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, in...) }
+
+// UsePreallocDo runs the part into prealloc when it fits.
+func (op *specMLPOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, error) {
+	ts := make([]*tensor.Dense, op.Arity())
+	for i := range ts {
+		var err error
+		if ts[i], err = dense(op.name, in, i); err != nil {
+			return nil, err
+		}
+	}
+	out := op.out.get(prealloc, ts[0].Dtype(), ts[0].Shape(), in)
+	var err error
+	switch out.Dtype() {
+	case tensor.Float32:
+		err = specMLPKernel[float32](op, data[float32](out), ts)
+	case tensor.Float64:
+		err = specMLPKernel[float64](op, data[float64](out), ts)
+	}
+	return out, err
+}
+
+// specMLPKernel computes op's part into out from its inputs ts.
+func specMLPKernel[T kernel.Float](op *specMLPOp, out []T, ts []*tensor.Dense) error {
+	st := op.st
+	if op.part >= 0 {
+		if !op.read.take(&st.bwd) {
+			return fmt.Errorf("%s: no gradient of this run's backward to read", op.name)
+		}
+		copy(out, st.params[op.part].([]T))
+		return nil
+	}
+	v := func(i int) []T { return data[T](ts[i]) }
+	n, d, hid := ts[smX].Shape()[0], ts[smX].Shape()[1], ts[smW1].Shape()[1]
+	s := v(smS)
+	if op.part == mlpResForward {
+		sn := [2][]T{scratch[T](&st.sn[0], d*hid), scratch[T](&st.sn[1], hid*d)}
+		w := [2][]T{scratch[T](&st.w[0], d*hid), scratch[T](&st.w[1], hid*d)}
+		// as SpectralNormalize, then HeadScale with powers 1 and -1
+		if err := spectralScale(op.name, sn[0], v(smW1), v(smU1), v(smV1), hid, op.c[0]); err != nil {
+			return err
+		}
+		if err := spectralScale(op.name, sn[1], v(smW2), v(smU2), v(smV2), d, op.c[1]); err != nil {
+			return err
+		}
+		headScaleRows(w[0], sn[0], s, d, hid, 1)
+		headScaleRows(w[1], sn[1], s, hid, d, -1)
+		st.fwd.begin()
+		h, a := scratch[T](&st.h, n*hid), scratch[T](&st.a, n*hid)
+		mlpResForwardKernel(v(smX), w[0], v(smB1), w[1], v(smB2), h, a, out, n, d, hid)
+		st.fwd.done()
+		return nil
+	}
+	if !op.read.take(&st.fwd) {
+		return fmt.Errorf("%s: no activations of this run's forward to read", op.name)
+	}
+	st.bwd.begin()
+	sn, w := [2][]T{st.sn[0].([]T), st.sn[1].([]T)}, [2][]T{st.w[0].([]T), st.w[1].([]T)}
+	mlpResBackwardKernel(&st.mlpResState, v(smX), w[0], w[1], v(smInputs+1), out, n, d, hid)
+	g := st.grads
+	st.params[1], st.params[3] = g[1], g[3]
+	dW := [2][]T{scratch[T](&st.params[0], d*hid), scratch[T](&st.params[2], hid*d)}
+	ds, dsn := scratch[T](&st.params[4], 1), scratch[T](&st.dsn, d*hid)
+	var parts [2]T
+	for i, sh := range [2]struct {
+		w, u, v, rows, cols int
+		p                   float64
+	}{{smW1, smU1, smV1, d, hid, 1}, {smW2, smU2, smV2, hid, d, -1}} {
+		gw := g[2*i].([]T) // the gradient of w_i
+		// as HeadScale's backward (parts 1 and 2), then SpectralNormalize's
+		headScaleRows(dsn, gw, s, sh.rows, sh.cols, sh.p)
+		headScaleGradS(parts[i:i+1], sn[i], gw, s, sh.rows, sh.cols, sh.p)
+		if err := spectralGrad(op.name, dW[i], v(sh.w), v(sh.u), v(sh.v), dsn, sh.cols, op.c[i]); err != nil {
+			return err
+		}
+	}
+	ds[0] = parts[0] + parts[1] // as Gorgonia sums the two HeadScale gradients of s
+	st.bwd.done()
+	return nil
+}
+
+// Kept is the number of elements the part keeps beyond its output: MLPResidual's, the
+// weights it makes and the gradients of the parameters, which the parts of a sub-block
+// share and the forward reports.
+func (op *specMLPOp) Kept() int {
+	if op.part != mlpResForward {
+		return 0
+	}
+	st := op.st
+	return st.mlpResState.kept() + scratchLen(st.sn[0], st.sn[1], st.w[0], st.w[1], st.params[0], st.params[2], st.params[4], st.dsn)
+}
+
+// DiffWRT is true for the inputs of the forward but the power-iteration vectors.
+func (op *specMLPOp) DiffWRT(inputs int) []bool {
+	d := make([]bool, inputs)
+	for i := range d {
+		d[i] = op.part == mlpResForward && i != smU1 && i != smV1 && i != smU2 && i != smV2
+	}
+	return d
+}
+
+// SymDiff applies the backward to the inputs, the output and its gradient, and a reader
+// of each parameter's gradient to the backward's dx. The parts are not differentiable.
+func (op *specMLPOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
+	if op.part != mlpResForward {
+		return nil, errors.New(op.name + ": second derivatives are not implemented")
+	}
+	bwd := &specMLPOp{baseOp: baseOp{name: "SpectralMLPResidualGrad"}, part: mlpResBackward, c: op.c, st: op.st}
+	dx, err := G.ApplyOp(bwd, append(append(G.Nodes{}, in...), out, grad)...)
+	if err != nil {
+		return nil, err
+	}
+	grads := make(G.Nodes, len(in))
+	grads[smX] = dx
+	for k, i := range smParams {
+		r := &specMLPOp{baseOp: baseOp{name: fmt.Sprintf("SpectralMLPResidualGrad{part=%d}", k)}, part: k, c: op.c, st: op.st}
+		if grads[i], err = G.ApplyOp(r, in[i], dx); err != nil {
+			return nil, err
+		}
+	}
+	return grads, nil
+}
