@@ -37,9 +37,11 @@ tag=lfn$$ # unique to this run: namespace and veth names
 nsA=${tag}a nsB=${tag}b
 hostA=10.77.0.1 hostB=10.77.0.2
 tmp=$(mktemp -d)
+tests= # the process group of the tests while they run
 cleanup() {
+	[ -z "$tests" ] || kill -KILL -- "-$tests" 2>/dev/null || true
 	for ns in "$nsA" "$nsB"; do
-		ip netns list | grep -qw "$ns" || continue
+		[ -e "/run/netns/$ns" ] || continue
 		# processes left in the namespace (by an interrupted test) would keep it alive
 		pids=$(ip netns pids "$ns" 2>/dev/null || true)
 		[ -z "$pids" ] || kill -KILL $pids 2>/dev/null || true
@@ -96,11 +98,15 @@ EOF
 chmod +x "$tmp/rsh" "$tmp/mpirun"
 
 echo "== two nodes: namespaces $nsA ($hostA) and $nsB ($hostB), veth ${tag}x-${tag}y"
-set +e
+# the tests run in a process group of their own, which cleanup ends if they still run
+set -m
 LIPFORMER_MPIRUN_HOSTS=$tmp/mpirun go test -tags mpi -count=1 -p 1 -v \
-	-run 'MPIHosts|MPISumTimes' "$@" ./dist ./cmd/train 2>&1 | grep -v '^=== \(RUN\|PAUSE\|CONT\)'
-status=${PIPESTATUS[0]}
-set -e
+	-run 'MPIHosts|MPISumTimes' "$@" ./dist ./cmd/train &
+tests=$!
+set +m
+status=0
+wait "$tests" || status=$?
+tests=
 
 stats=/sys/class/net/${tag}y/statistics
 rx=$(ip netns exec "$nsB" cat "$stats/rx_bytes")
