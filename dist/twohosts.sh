@@ -41,7 +41,7 @@ tests= # the process group of the tests while they run
 cleanup() {
 	[ -z "$tests" ] || kill -KILL -- "-$tests" 2>/dev/null || true
 	for ns in "$nsA" "$nsB"; do
-		[ -e "/run/netns/$ns" ] || continue
+		[ -e "/var/run/netns/$ns" ] || continue
 		# processes left in the namespace (by an interrupted test) would keep it alive
 		pids=$(ip netns pids "$ns" 2>/dev/null || true)
 		[ -z "$pids" ] || kill -KILL $pids 2>/dev/null || true
@@ -111,5 +111,6 @@ tests=
 stats=/sys/class/net/${tag}y/statistics
 rx=$(ip netns exec "$nsB" cat "$stats/rx_bytes")
 tx=$(ip netns exec "$nsB" cat "$stats/tx_bytes")
-echo "the veth link carried $((rx / 1000000)) MB from $hostA to $hostB and $((tx / 1000000)) MB back"
+awk -v rx="$rx" -v tx="$tx" -v a="$hostA" -v b="$hostB" \
+	'BEGIN { printf "the veth link carried %.1f MB from %s to %s and %.1f MB back\n", rx / 1e6, a, b, tx / 1e6 }'
 exit "$status"
