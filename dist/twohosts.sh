@@ -13,7 +13,8 @@
 #   cmd/train TestMPIHostsKilledNodeResumes  SIGKILL to the second node's replica ends the
 #                                            job; the run directory resumes
 #   dist TestMPISumTimes                     float32 all-reduces up to P3's gradient, timed
-# and prints the bytes the veth link carried.
+# and prints the bytes the veth link carried. A test that skips with the nodes ready fails
+# the script.
 #
 #   bash dist/twohosts.sh                          # as root, from anywhere
 #   LIPFORMER_SUM_REPS=40 bash dist/twohosts.sh    # more timed calls per size
@@ -100,13 +101,19 @@ chmod +x "$tmp/rsh" "$tmp/mpirun"
 echo "== two nodes: namespaces $nsA ($hostA) and $nsB ($hostB), veth ${tag}x-${tag}y"
 # the tests run in a process group of their own, which cleanup ends if they still run
 set -m
-LIPFORMER_MPIRUN_HOSTS=$tmp/mpirun go test -tags mpi -count=1 -p 1 -v \
-	-run 'MPIHosts|MPISumTimes' "$@" ./dist ./cmd/train &
+(
+	LIPFORMER_MPIRUN_HOSTS=$tmp/mpirun go test -tags mpi -count=1 -p 1 -v \
+		-run 'MPIHosts|MPISumTimes' "$@" ./dist ./cmd/train 2>&1 | tee "$tmp/out"
+) &
 tests=$!
 set +m
 status=0
 wait "$tests" || status=$?
 tests=
+if grep -- '--- SKIP' "$tmp/out"; then
+	echo "FAIL: a test skipped with $nsA and $nsB ready"
+	status=1
+fi
 
 stats=/sys/class/net/${tag}y/statistics
 rx=$(ip netns exec "$nsB" cat "$stats/rx_bytes")
