@@ -9,10 +9,10 @@
 # TMPDIR; the file system is shared, as the binary, corpus and run directory must be.
 #
 # With LIPFORMER_MPIRUN_HOSTS naming that mpirun, it runs the tests that use it:
-#   cmd/train TestMPIHostsTrainAsOneProcess  replicas on two nodes equal one process
-#   cmd/train TestMPIHostsKilledNodeResumes  SIGKILL to the second node's replica ends the
-#                                            job; the run directory resumes
-#   dist TestMPISumTimes                     float32 all-reduces up to P3's gradient, timed
+#   cmd/train TestMPIHosts/TrainAsOneProcess  replicas on two nodes equal one process
+#   cmd/train TestMPIHosts/KilledNodeResumes  SIGKILL to the second node's replica ends
+#                                             the job; the run directory resumes
+#   dist TestMPISumTimes                      float32 all-reduces up to P3's gradient, timed
 # and prints the bytes the veth link carried. A test that skips with the nodes ready fails
 # the script.
 #

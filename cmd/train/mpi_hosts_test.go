@@ -46,11 +46,17 @@ func hostsJob(launch, bin string, args ...string) []string {
 	return append([]string{launch, "-np", "2", "-x", "GOMAXPROCS=1", bin}, args...)
 }
 
-// TestMPIHostsTrainAsOneProcess: two replicas on two nodes with two sequences each give the
+// TestMPIHosts runs the replicas of train on two nodes; its subtests share one build.
+func TestMPIHosts(t *testing.T) {
+	launch, bin := hostsTrain(t)
+	t.Run("TrainAsOneProcess", func(t *testing.T) { hostsTrainAsOneProcess(t, launch, bin) })
+	t.Run("KilledNodeResumes", func(t *testing.T) { hostsKilledNodeResumes(t, launch, bin) })
+}
+
+// hostsTrainAsOneProcess: two replicas on two nodes with two sequences each give the
 // losses, gradient norms, validations and final weights of one process with the batch of
 // four, and print one summary.
-func TestMPIHostsTrainAsOneProcess(t *testing.T) {
-	launch, bin := hostsTrain(t)
+func hostsTrainAsOneProcess(t *testing.T, launch, bin string) {
 	data, dir := corpusFile(t), t.TempDir()
 	want, got := filepath.Join(dir, "one"), filepath.Join(dir, "two-nodes")
 	runJob(t, job("", bin, 1, replicaArgs(data, want, 30)...))
@@ -59,12 +65,11 @@ func TestMPIHostsTrainAsOneProcess(t *testing.T) {
 	compareRuns(t, "2 replicas on two nodes", want, got)
 }
 
-// TestMPIHostsKilledNodeResumes: SIGKILL to the replica on the second node (in another
-// network namespace than mpirun) after the run has saved a checkpoint past step 0 ends
-// the job, every replica with it, within killTimeout; the run directory resumes on the two
-// nodes and ends as one process trained straight to the same step.
-func TestMPIHostsKilledNodeResumes(t *testing.T) {
-	launch, bin := hostsTrain(t)
+// hostsKilledNodeResumes: SIGKILL to the replica on the second node (in another network
+// namespace than mpirun) after the run has saved a checkpoint past step 0 ends the job,
+// every replica with it, within killTimeout; the run directory resumes on the two nodes
+// and ends as one process trained straight to the same step.
+func hostsKilledNodeResumes(t *testing.T, launch, bin string) {
 	data, dir := corpusFile(t), t.TempDir()
 	out := filepath.Join(dir, "killed")
 	p := startTrain(t, launch, hostsJob(launch, bin, replicaArgs(data, out, 1_000_000)...)[1:]...)
