@@ -25,11 +25,23 @@ func TestMPICollectives(t *testing.T) {
 	if err != nil {
 		t.Skipf("no mpirun (%v): install openmpi-bin to test the MPI binding", err)
 	}
-	cmd := exec.Command(mpirun, "--oversubscribe", "--allow-run-as-root", "-np", "3", "-x", workerEnv+"=1",
-		os.Args[0], "-test.run", "^TestMPICollectives$", "-test.v")
+	out := runRanks(t, []string{mpirun, "--oversubscribe", "--allow-run-as-root", "-np", "3", "-x", workerEnv + "=1"},
+		"^TestMPICollectives$")
+	if n := strings.Count(out, "--- PASS: TestMPICollectives"); n != 3 {
+		t.Fatalf("%d of 3 ranks passed\n%s", n, out)
+	}
+}
+
+// runRanks runs this test binary under the mpirun command line launch (which must pass
+// workerEnv=1 to the ranks with -x) as ranks of the tests that match run, and returns their
+// output; it fails the test when mpirun fails or still runs after 3 minutes.
+func runRanks(t *testing.T, launch []string, run string) string {
+	t.Helper()
+	cmd := exec.Command(launch[0], append(launch[1:], os.Args[0], "-test.run", run, "-test.v")...)
 	cmd.Env = append(os.Environ(), workerEnv+"=1")
 	done := make(chan struct{})
 	var out []byte
+	var err error
 	go func() {
 		out, err = cmd.CombinedOutput()
 		close(done)
@@ -39,14 +51,12 @@ func TestMPICollectives(t *testing.T) {
 	case <-time.After(3 * time.Minute):
 		cmd.Process.Kill()
 		<-done
-		t.Fatalf("mpirun -np 3 still ran after 3 minutes\n%s", out)
+		t.Fatalf("%s still ran after 3 minutes\n%s", strings.Join(launch, " "), out)
 	}
 	if err != nil {
-		t.Fatalf("mpirun -np 3: %v\n%s", err, out)
+		t.Fatalf("%s: %v\n%s", strings.Join(launch, " "), err, out)
 	}
-	if n := strings.Count(string(out), "--- PASS: TestMPICollectives"); n != 3 {
-		t.Fatalf("%d of 3 ranks passed\n%s", n, out)
-	}
+	return string(out)
 }
 
 // mpiCollectives is one rank of TestMPICollectives: it checks rank and size, sums of both
