@@ -166,14 +166,23 @@ func Compare(goRun, torchRun Measurement) Comparison {
 		GoMs: goMs, TorchMs: torchMs, Ratio: goMs / torchMs}
 }
 
-// TorchRun writes a checkpoint of the fresh model of j to dir, computes the Go loss of its
-// batch before and after one training step, and runs torch_ref.py on it: the loss check
-// within tol and, for the given modes (none: the loss only), PyTorch's timings of the
-// same weights, batch and optimizer settings (Set.Steps, Set.Warmup).
+// TorchRun is TorchRunModel on the fresh model of j (initialised from the seed).
 func (j Job) TorchRun(ctx context.Context, r Torch, dir string, modes []string, tol float64) (LossCheck, []Measurement, error) {
 	m, err := model.New(j.Cfg, j.Set.Seed)
 	if err != nil {
 		return LossCheck{}, nil, err
+	}
+	return j.TorchRunModel(ctx, r, m, dir, modes, tol)
+}
+
+// TorchRunModel writes a checkpoint of m, a model of the job's config, to dir, computes
+// the Go loss of the job's batch before and after one training step (which changes m),
+// and runs torch_ref.py on the checkpoint: the loss check within tol and, for the given
+// modes (none: the loss only), PyTorch's timings of the same weights, batch and optimizer
+// settings (Set.Steps, Set.Warmup).
+func (j Job) TorchRunModel(ctx context.Context, r Torch, m *model.Model, dir string, modes []string, tol float64) (LossCheck, []Measurement, error) {
+	if m.Cfg != j.Cfg.Built() {
+		return LossCheck{}, nil, fmt.Errorf("torch run: a model of config %+v for a job of %+v", m.Cfg, j.Cfg.Built())
 	}
 	path := filepath.Join(dir, fmt.Sprintf("%s_%s_%s.safetensors", j.Preset.Name, j.Cfg.Arch, j.Cfg.Dtype))
 	if err := j.WriteCheckpoint(m, path); err != nil {
