@@ -514,6 +514,8 @@ class LM:
         names = {id(t): n for n, t in self.params.items()}
         largest = {}
         for s, power, out in self.parts:
+            if out.grad is None:  # the loss does not depend on it
+                continue
             part = (power * (out.grad * out).double().view(out.shape[0], s.shape[0], -1).sum((0, 2))).abs().max().item()
             n = names[id(s)]
             largest[n] = max(largest.get(n, 0.0), part)
@@ -649,6 +651,14 @@ class LM:
         t[t < 0] = -1
         return F.cross_entropy(self.logits(ids).reshape(-1, self.V), t, ignore_index=-1)
 
+    def grads(self, params):
+        """The gradients of the parameters after a backward pass, zero for one the loss does
+        not depend on (set as its grad, so that AdamW steps it as train.Adam does)."""
+        for t in params:
+            if t.grad is None:
+                t.grad = torch.zeros_like(t)
+        return [t.grad for t in params]
+
     def num_params(self):
         return sum(t.numel() for t in self.params.values())
 
@@ -680,7 +690,7 @@ class Trainer:
             t.grad = None
         loss = self.lm.loss(ids, targets)
         loss.backward()
-        grads = [t.grad for t in self.params]
+        grads = self.lm.grads(self.params)
         norm = torch.norm(torch.stack([g.norm() for g in grads])).item()
         if not math.isfinite(norm) or not math.isfinite(loss.item()):
             raise FloatingPointError("non-finite loss %g or gradient norm %g" % (loss.item(), norm))
@@ -807,7 +817,7 @@ def cmd_grads(a):
         lm.parts = []
         loss = lm.loss(ids, targets)
         loss.backward()
-        grads = {n: t.grad.detach().numpy() for n, t in lm.params.items()}
+        grads = dict(zip(lm.params, (g.detach().numpy() for g in lm.grads(lm.params.values()))))
         write_safetensors(out, grads, {"loss": repr(loss.item()), "parts": json.dumps(lm.gradient_parts())})
         emit(dict(impl="torch", config=config, arch=lm.arch, mode="grads", loss=loss.item()))
 
