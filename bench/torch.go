@@ -166,16 +166,26 @@ func Compare(goRun, torchRun Measurement) Comparison {
 		GoMs: goMs, TorchMs: torchMs, Ratio: goMs / torchMs}
 }
 
-// TorchRun writes a checkpoint of the fresh model of j to dir, computes the Go loss of its
-// batch before and after one training step, and runs torch_ref.py on it: the loss check
-// within tol and, for the given modes (none: the loss only), PyTorch's timings of the
-// same weights, batch and optimizer settings (Set.Steps, Set.Warmup).
+// TorchRun is TorchRunModel on the fresh model of j (initialised from the seed).
 func (j Job) TorchRun(ctx context.Context, r Torch, dir string, modes []string, tol float64) (LossCheck, []Measurement, error) {
 	m, err := model.New(j.Cfg, j.Set.Seed)
 	if err != nil {
 		return LossCheck{}, nil, err
 	}
-	path := filepath.Join(dir, fmt.Sprintf("%s_%s_%s.safetensors", j.Preset.Name, j.Cfg.Arch, j.Cfg.Dtype))
+	return j.TorchRunModel(ctx, r, m, dir, modes, tol)
+}
+
+// TorchRunModel writes a checkpoint of m, a model of the job's config, to dir, computes
+// the Go loss of the job's batch before and after one training step (which changes m),
+// and runs torch_ref.py on the checkpoint: the loss check within tol and, for the given
+// modes (none: the loss only), PyTorch's timings of the same weights, batch and optimizer
+// settings (Set.Steps, Set.Warmup). Both are named by the job's ArchName, as its Go
+// measurements are.
+func (j Job) TorchRunModel(ctx context.Context, r Torch, m *model.Model, dir string, modes []string, tol float64) (LossCheck, []Measurement, error) {
+	if m.Cfg != j.Cfg.Built() {
+		return LossCheck{}, nil, fmt.Errorf("torch run: a model of config %+v for a job of %+v", m.Cfg, j.Cfg.Built())
+	}
+	path := filepath.Join(dir, fmt.Sprintf("%s_%s_%s.safetensors", j.Preset.Name, j.ArchName(), j.Cfg.Dtype))
 	if err := j.WriteCheckpoint(m, path); err != nil {
 		return LossCheck{}, nil, err
 	}
@@ -197,7 +207,7 @@ func (j Job) TorchRun(ctx context.Context, r Torch, dir string, modes []string, 
 	if err != nil {
 		return LossCheck{}, nil, err
 	}
-	lc := LossCheck{Impl: "loss-check", Config: j.Preset.Name, Arch: j.Cfg.Arch.String(), Dtype: j.Cfg.Dtype.String(), GoLoss: gl, GoLoss1: gl1,
+	lc := LossCheck{Impl: "loss-check", Config: j.Preset.Name, Arch: j.ArchName(), Dtype: j.Cfg.Dtype.String(), GoLoss: gl, GoLoss1: gl1,
 		TorchLoss: math.NaN(), TorchLoss1: math.NaN(), Tol: tol}
 	var ms []Measurement
 	for _, rec := range recs {
@@ -205,6 +215,7 @@ func (j Job) TorchRun(ctx context.Context, r Torch, dir string, modes []string, 
 			lc.TorchLoss, lc.TorchLoss1 = rec.Loss, rec.LossAfterStep
 			continue
 		}
+		rec.Arch = j.ArchName() // torch_ref.py names the architecture alone
 		fl, err := model.CountFLOPs(j.Cfg, rec.Batch)
 		if err != nil {
 			return LossCheck{}, nil, err

@@ -18,13 +18,31 @@ of each (D, D) map.
                   (c W2/s2) + b2 with s = u^T W v from persistent power-iteration vectors
   invertible-dp   dp attention with W^V / s_V and c W^O / s_O (the negative control)
 
+The options of the certified recipes (spec.Model, spec.Model.WithCertifiedRecipe):
+
+  l2_bound token2  contractive attention divides by the token-norm bound (ops/l2bound_tok2.go)
+                   sqrt(sum_h k_h^2 s_h^2) sigma_N, k_h = 1 + 4 W_0(S_h / e), s_h = uq_h^T W^{Q,h} vq_h
+                   and sigma_N = un^T N vn from the fixed buffers pow_uq, pow_vq, pow_un, pow_vn,
+                   at the weights before the temperatures; kim (the default) is UB_inf above
+  l2_temp          per-head log temperatures s_h: W^{Q,h} e^{s_h} and W^{V,h} e^{-2 s_h}
+  l2_pos_bias      head h's logit of row i, column j <= i gains b_h[i - j], and S_h =
+                   sum_{delta=1}^{N-1} e^{b_h[delta] - b_h[0]} (N - 1 without it)
+  mlp_gain         M(x) = ELU(x e^g W1/s1 + b1) (c e^-g W2/s2) + b2, g learned from log(mlp_gain)
+  mlp_blocks       m MLP sub-blocks x + M_k(x) per invertible block, mlp, mlp1, ..., each of
+                   width hidden, or 4D/m when hidden is 0
+
+A checkpoint whose config has any other option (the product bound, ball norms, lip_k,
+embed_radius, dropout, a key the reference does not know) is refused.
+
 The MLP is Linear(D, F), exact GELU, Linear(F, D) with biases; LayerNorm eps 1e-5 (biased
 variance); attention is causal with the diagonal always kept. The loss is the mean
 cross-entropy over targets >= 0. Training is AdamW as train/adam.go: decoupled decay
-p <- p (1 - lr wd) on matrices only (2-D weights; the token table only when tied), bias
-corrections, eps added to sqrt(v_hat); the gradient is clipped to a global norm as
-train.ClipGlobalNorm (scaled by clip/norm when norm > clip, no epsilon). Invertible
-architectures run one power-iteration step before each training step, as train.Stepper.
+p <- p (1 - lr wd) on the matrices of linear and attention maps (the token table only when
+tied), bias corrections, eps added to sqrt(v_hat), temperatures, position biases and MLP
+gains at SCALAR_LR times the learning rate; the gradient is clipped to a global norm as
+train.ClipGlobalNorm (scaled by clip/norm when norm > clip, no epsilon). One power-iteration
+step of the spectral normalisations and token-norm bounds runs before each training step,
+as train.Stepper.
 
 Threads are set deliberately (competing thread pools made PyTorch 2.3x slower).
 Debian's torch 1.13 (BLAS_INFO=generic) calls the system libblas, OpenBLAS with its own
@@ -44,7 +62,9 @@ Commands (all print JSON lines on stdout):
   grads --ckpt F,... --out G,...  per checkpoint, the loss of its batch and the gradient of
                                   every parameter (no power iteration first, as a Go training
                                   program): G, a safetensors file of the gradients under the
-                                  parameters' names, in the model's dtype; prints the losses
+                                  parameters' names, in the model's dtype, its metadata "parts"
+                                  the largest part of each scale's gradient as JSON
+                                  (LM.gradient_parts); prints the losses
   run   --ckpt F --steps N --warmup W --modes train,eval,sample [--after-step]
                                   the loss, then timings, each mode from the checkpoint's weights
   time  --configs P1,P2,P3 --archs dp,l2 --steps N --warmup W --seed S --dtype float32
@@ -200,6 +220,64 @@ def phi_inv(n):
     return lambert_w0((n - 1) / math.e)
 
 
+class LambertW0(torch.autograd.Function):
+    """W_0 of a tensor x >= 0, differentiable: W_0'(x) = W_0(x) / (x (1 + W_0(x))), 1 at x = 0
+    (the derivative ops.L2BoundTok2 takes for the position bias, docs/math.md "Position bias")."""
+
+    @staticmethod
+    def forward(ctx, x):
+        w = torch.tensor([lambert_w0(v) for v in x.detach().double().reshape(-1).tolist()],
+                         dtype=torch.float64).reshape(x.shape).to(x.dtype)
+        ctx.save_for_backward(x, w)
+        return w
+
+    @staticmethod
+    def backward(ctx, g):
+        x, w = ctx.saved_tensors
+        safe = torch.where(x > 0, x, torch.ones_like(x))
+        return g * torch.where(x > 0, w / (safe * (1 + w)), torch.ones_like(x))
+
+
+def mlp_name(k):
+    """layers.MLPName: MLP sub-block k of an invertible block is mlp, mlp1, mlp2, ..."""
+    return "mlp" if k == 0 else "mlp%d" % k
+
+
+# model.Config's JSON keys; a checkpoint with any other key is refused.
+CONFIG_KEYS = {"arch", "layers", "heads", "width", "hidden", "context", "vocab", "dropout", "norm", "lip_c",
+               "dtype", "init_std", "embed_std", "tie", "balance_l2", "l2_bound", "l2_temp", "l2_pos_bias",
+               "mlp_gain", "mlp_blocks", "ball_radius", "lip_k", "embed_radius"}
+# layers.scalarLR: the learning-rate multiplier of attention's temperatures and position
+# bias and of the MLP gain.
+SCALAR_LR = 10
+SCALAR_SUFFIXES = (".logtemp", ".posbias", ".loggain")
+
+
+def unsupported(cfg):
+    """The options of cfg that the reference does not implement, as messages (none: [])."""
+    bad = ["config key %r" % k for k in sorted(set(cfg) - CONFIG_KEYS)]
+    if cfg.get("dropout", 0):
+        bad.append("dropout %g (the reference has none)" % cfg["dropout"])
+    if cfg.get("norm") == "ball":
+        bad.append("norm ball (ball norms)")
+    for k in ("ball_radius", "lip_k", "embed_radius"):
+        if cfg.get(k, 0):
+            bad.append("%s %g" % (k, cfg[k]))
+    contractive = cfg["arch"] in ("contractive-l2", "invertible-l2")
+    if contractive and cfg.get("l2_bound", "kim") not in ("kim", "token2"):
+        bad.append("l2_bound %s (only kim and token2)" % cfg["l2_bound"])
+    tied = cfg["arch"] in ("l2", "contractive-l2", "invertible-l2")
+    for k in ("l2_temp", "l2_pos_bias"):
+        if cfg.get(k) and not tied:
+            bad.append("%s with arch %s (tied L2 only)" % (k, cfg["arch"]))
+    if cfg.get("l2_pos_bias") and contractive and cfg.get("l2_bound", "kim") != "token2":
+        bad.append("l2_pos_bias with l2_bound %s (a contractive layer with a bias divides by token2)" % cfg.get("l2_bound", "kim"))
+    invertible = cfg["arch"].startswith("invertible-")
+    if (cfg.get("mlp_gain", 0) or cfg.get("mlp_blocks", 0) > 1) and not invertible:
+        bad.append("mlp_gain or mlp_blocks with arch %s (invertible only)" % cfg["arch"])
+    return bad
+
+
 class LM:
     """The language model as a set of named tensors and a functional forward pass."""
 
@@ -209,34 +287,52 @@ class LM:
         self.arch = cfg["arch"]
         if self.arch not in ARCHS:
             raise ValueError("arch %r, want one of %s" % (self.arch, ARCHS))
+        bad = unsupported(cfg)
+        if bad:
+            raise ValueError("the reference does not implement: %s" % "; ".join(bad))
         self.L, self.H, self.D = cfg["layers"], cfg["heads"], cfg["width"]
-        self.F = cfg.get("hidden") or 4 * self.D
+        self.invertible = self.arch.startswith("invertible-")
+        # spec.Model.MLPSubBlocks and HiddenWidth: 4D shared by the sub-blocks unless hidden is set.
+        self.mlps = [mlp_name(k) for k in range(max(cfg.get("mlp_blocks", 0), 1))] if self.invertible else ["mlp"]
+        self.F = cfg.get("hidden") or max(4 * self.D // len(self.mlps), 1)
         self.T, self.V = cfg["context"], cfg["vocab"]
         self.kind = {"dp": "dp", "invertible-dp": "dp", "l2-untied": "l2-untied"}.get(self.arch, "l2")
-        self.invertible = self.arch.startswith("invertible-")
         self.norm = "none" if self.invertible else cfg["norm"]
         self.c = cfg["lip_c"]
         self.attn_c = self.c if self.arch in ("contractive-l2", "invertible-l2") else 0.0
+        self.bound = cfg.get("l2_bound", "kim")
+        self.tok2 = self.attn_c > 0 and self.bound == "token2"
+        self.temp = bool(cfg.get("l2_temp", False))
+        self.pos_bias = bool(cfg.get("l2_pos_bias", False))
+        self.mlp_gain = cfg.get("mlp_gain", 0.0)
         self.tie = bool(cfg.get("tie", False))
-        if cfg.get("dropout", 0):
-            raise ValueError("dropout %g: the reference has none" % cfg["dropout"])
         self.phi = phi_inv(self.T)
         self.mask = torch.ones(self.T, self.T, dtype=torch.bool).tril()
         self.params = {}   # name -> leaf tensor with requires_grad
         self.buffers = {}  # name -> tensor (power-iteration vectors)
+        self.parts = None  # a list while head_scale records its results (gradient_parts)
 
     # The names of model.Params and model.Buffers, in checkpoint order, with shapes.
     def param_shapes(self):
-        D, F_, V, T = self.D, self.F, self.V, self.T
+        D, F_, V, T, H = self.D, self.F, self.V, self.T, self.H
         s = [("tok", (V, D)), ("pos", (T, D))]
         for i in range(self.L):
             n = "h%d" % i
             s += [(n + ".attn.wq", (D, D))]
             if self.kind != "l2":
                 s += [(n + ".attn.wk", (D, D))]
-            s += [(n + ".attn.wv", (D, D)), (n + ".attn.wo", (D, D)),
-                  (n + ".mlp.fc.w", (D, F_)), (n + ".mlp.fc.b", (F_,)),
-                  (n + ".mlp.proj.w", (F_, D)), (n + ".mlp.proj.b", (D,))]
+            s += [(n + ".attn.wv", (D, D))]
+            if self.temp:
+                s += [(n + ".attn.logtemp", (H,))]
+            if self.pos_bias:
+                s += [(n + ".attn.posbias", (H, T))]
+            s += [(n + ".attn.wo", (D, D))]
+            for mlp in self.mlps:
+                m = n + "." + mlp
+                s += [(m + ".fc.w", (D, F_)), (m + ".proj.w", (F_, D))]
+                if self.mlp_gain > 0:
+                    s += [(m + ".loggain", (1,))]
+                s += [(m + ".fc.b", (F_,)), (m + ".proj.b", (D,))]
             if self.norm != "none":
                 s += [(n + ".ln1.gain", (D,)), (n + ".ln1.bias", (D,)), (n + ".ln2.gain", (D,)), (n + ".ln2.bias", (D,))]
         s += [("lnf.gain", (D,)), ("lnf.bias", (D,))]
@@ -253,14 +349,32 @@ class LM:
             n = "h%d" % i
             if self.kind == "dp":
                 ws += [n + ".attn.wv", n + ".attn.wo"]
-            ws += [n + ".mlp.fc.w", n + ".mlp.proj.w"]
+            for mlp in self.mlps:
+                ws += [n + "." + mlp + ".fc.w", n + "." + mlp + ".proj.w"]
         return ws
 
+    def power_shapes(self):
+        """layers.AttnPower: the buffers of each token-norm bound, pow_uq (H, D), pow_vq (H, d),
+        pow_un and pow_vn (D), with shapes."""
+        if not self.tok2:
+            return []
+        D, H = self.D, self.H
+        s = []
+        for i in range(self.L):
+            n = "h%d.attn" % i
+            s += [(n + ".pow_uq", (H, D)), (n + ".pow_vq", (H, D // H)), (n + ".pow_un", (D,)), (n + ".pow_vn", (D,))]
+        return s
+
     def decays(self, name):
-        """Whether AdamW decays the parameter: matrices, not embeddings (unless tied), biases or gains."""
+        """Whether AdamW decays the parameter (layers.Param.Decay): the matrices of linear and
+        attention maps, and the token table when the head is tied to it."""
         if name == "tok":
             return self.tie
-        return name != "pos" and self.params[name].dim() == 2
+        return name.endswith((".w", ".wq", ".wk", ".wv", ".wo"))
+
+    def lr_scale(self, name):
+        """layers.Param.LRScale: SCALAR_LR for temperatures, position biases and MLP gains, else 1."""
+        return SCALAR_LR if name.endswith(SCALAR_SUFFIXES) else 1
 
     def load(self, tensors):
         for name, shape in self.param_shapes():
@@ -270,24 +384,34 @@ class LM:
             if tuple(a.shape) != shape:
                 raise ValueError("tensor %s is %s, want %s" % (name, a.shape, shape))
             self.params[name] = torch.tensor(a, dtype=self.dtype).requires_grad_()
-        for w in self.spectral_weights():
-            for s in (".sn_u", ".sn_v"):
-                self.buffers[w + s] = torch.tensor(tensors[w + s], dtype=self.dtype)
+        bufs = [(w + s, None) for w in self.spectral_weights() for s in (".sn_u", ".sn_v")] + self.power_shapes()
+        for name, shape in bufs:
+            if name not in tensors:
+                raise KeyError("checkpoint has no buffer %s" % name)
+            if shape is not None and tuple(tensors[name].shape) != shape:
+                raise ValueError("buffer %s is %s, want %s" % (name, tensors[name].shape, shape))
+            self.buffers[name] = torch.tensor(tensors[name], dtype=self.dtype)
 
     def init(self, gen):
-        """Draws weights as model.New: N(0, std^2), residual projections N(0, (std/sqrt(2L))^2)
-        (in invertible blocks the attention's only), zero biases, unit gains; spectral
-        vectors random unit, then 50 power-iteration steps."""
+        """Draws weights as model.New: N(0, std^2) (the embeddings embed_std when set), residual
+        projections N(0, (std/sqrt(2L))^2) (in invertible blocks the attention's only), zero
+        biases, temperatures and position biases, unit gains, MLP log gains log(mlp_gain);
+        spectral vectors random unit and token-norm vectors constant unit, then 50
+        power-iteration steps."""
         std = self.cfg["init_std"]
         proj = std / math.sqrt(2 * max(self.L, 1))
         for name, shape in self.param_shapes():
             if name.endswith(".gain"):
                 t = torch.ones(shape, dtype=self.dtype)
-            elif name.endswith(".b") or name.endswith(".bias"):
+            elif name.endswith((".b", ".bias", ".logtemp", ".posbias")):
                 t = torch.zeros(shape, dtype=self.dtype)
+            elif name.endswith(".loggain"):
+                t = torch.full(shape, math.log(self.mlp_gain), dtype=self.dtype)
             else:
                 s = std
-                if name.endswith(".attn.wo") or (name.endswith(".mlp.proj.w") and not self.invertible):
+                if name in ("tok", "pos"):
+                    s = self.cfg.get("embed_std") or std
+                elif name.endswith(".attn.wo") or (name.endswith(".mlp.proj.w") and not self.invertible):
                     s = proj
                 t = torch.randn(shape, generator=gen, dtype=torch.float64).mul_(s).to(self.dtype)
             self.params[name] = t
@@ -300,6 +424,8 @@ class LM:
             for s, n in ((".sn_u", rows), (".sn_v", cols)):
                 v = torch.randn(n, generator=gen, dtype=torch.float64)
                 self.buffers[w + s] = (v / v.norm()).to(self.dtype)
+        for name, shape in self.power_shapes():
+            self.buffers[name] = torch.full(shape, 1 / math.sqrt(shape[-1]), dtype=self.dtype)
         self.power_iterate(50)
 
     def balance_l2_values(self):
@@ -319,26 +445,81 @@ class LM:
             self.params[wv_name] = wv.to(self.dtype)
 
     def power_iterate(self, n):
-        """model.PowerIterate: u = W v / |W v|, v = W^T u / |W^T u|, in float64."""
+        """model.PowerIterate: every spectral normalisation and token-norm bound."""
         with torch.no_grad():
             for w in self.spectral_weights():
-                W = self.params[w].double()
-                u, v = self.buffers[w + ".sn_u"].double(), self.buffers[w + ".sn_v"].double()
-                for _ in range(n):
-                    wv = W @ v
-                    if wv.norm() == 0:
-                        break
-                    u = wv / wv.norm()
-                    wtu = W.t() @ u
-                    v = wtu / wtu.norm()
-                self.buffers[w + ".sn_u"] = u.to(self.dtype)
-                self.buffers[w + ".sn_v"] = v.to(self.dtype)
+                self.buffers[w + ".sn_u"], self.buffers[w + ".sn_v"] = self.power_steps(
+                    self.params[w].double(), self.buffers[w + ".sn_u"], self.buffers[w + ".sn_v"], n)
+            if self.tok2:
+                for i in range(self.L):
+                    self.power_iterate_attention("h%d.attn" % i, n)
+
+    def power_steps(self, W, u, v, n):
+        """n steps of powerIterateDense on W (float64) from u and v: u = W v / |W v|,
+        v = W^T u / |W^T u|, in float64, returned in the model's dtype; a zero W v stops."""
+        u, v = u.double(), v.double()
+        for _ in range(n):
+            wv = W @ v
+            if wv.norm() == 0:
+                break
+            u = wv / wv.norm()
+            wtu = W.t() @ u
+            v = wtu / wtu.norm()
+        return u.to(self.dtype), v.to(self.dtype)
+
+    def power_iterate_attention(self, n, steps):
+        """layers.Attention.PowerIterate: steps on every W^{Q,h} and on N (stacked_n) at the
+        weights before the temperatures; weights that are not finite leave the vectors."""
+        p, b = self.params, self.buffers
+        wq, wv, wo = (p[n + s].detach().double() for s in (".wq", ".wv", ".wo"))
+        if not all(torch.isfinite(w).all() for w in (wq, wv, wo)):
+            return
+        D, H = self.D, self.H
+        d = D // H
+        uq, vq = b[n + ".pow_uq"].clone(), b[n + ".pow_vq"].clone()
+        for h in range(H):
+            uq[h], vq[h] = self.power_steps(wq[:, h * d:(h + 1) * d], uq[h], vq[h], steps)
+        b[n + ".pow_uq"], b[n + ".pow_vq"] = uq, vq
+        b[n + ".pow_un"], b[n + ".pow_vn"] = self.power_steps(self.stacked_n(wq, wv, wo), b[n + ".pow_un"], b[n + ".pow_vn"], steps)
+
+    def stacked_n(self, wq, wv, wo):
+        """lipschitz.StackedN: N (D, D) whose row block h is M_h W^{O,h}, M_h = W^{Q,h}^T W^{V,h} / sqrt(d)."""
+        D, H = self.D, self.H
+        d = D // H
+        m = torch.einsum("ihr,iht->hrt", wq.view(D, H, d), wv.view(D, H, d)) / math.sqrt(d)
+        return torch.einsum("hrt,hte->hre", m, wo.view(H, d, D)).reshape(D, D)
 
     def spectral(self, w, c):
         """c W / (u^T W v), differentiable in W with u, v fixed (ops.SpectralNormalize)."""
         W = self.params[w]
         sigma = self.buffers[w + ".sn_u"] @ W @ self.buffers[w + ".sn_v"]
         return W * (c / sigma)
+
+    def head_scale(self, w, s, power):
+        """ops.HeadScale: column block h of w times exp(power s_h), s (H'). While self.parts is
+        a list, the result is recorded in it for gradient_parts."""
+        out = (w.view(w.shape[0], s.shape[0], -1) * torch.exp(power * s)[:, None]).reshape(w.shape)
+        if self.parts is not None and out.requires_grad:
+            out.retain_grad()
+            self.parts.append((s, power, out))
+        return out
+
+    def gradient_parts(self):
+        """{name: largest part} of the gradient of every scale s that head_scale recorded, after
+        the backward pass: d loss / d s_h sums one part per weight W that s_h scales,
+        power times the sum over column block h of (W e^{power s_h}) times its gradient. The
+        parts cancel, W^Q's against W^V's for a temperature and W1's against W2's for a gain
+        (exactly, where ELU is linear and b1 is 0), so the gradient can be far smaller than
+        its parts and carry their rounding."""
+        names = {id(t): n for n, t in self.params.items()}
+        largest = {}
+        for s, power, out in self.parts:
+            if out.grad is None:  # the loss does not depend on it
+                continue
+            part = (power * (out.grad * out).double().view(out.shape[0], s.shape[0], -1).sum((0, 2))).abs().max().item()
+            n = names[id(s)]
+            largest[n] = max(largest.get(n, 0.0), part)
+        return largest
 
     def layer_norm(self, x, name):
         return F.layer_norm(x, (self.D,), self.params[name + ".gain"], self.params[name + ".bias"], eps=1e-5)
@@ -363,40 +544,79 @@ class LM:
         s = a.sum(0).max(1).values  # (H) largest column sum of each head's block
         return k * o * (r * s).max() * v
 
+    def head_consts_tok2(self, n):
+        """k_h = 1 + 4 W_0(S_h / e) (H), float64: S_h = N - 1, or with a position bias b
+        S_h = sum_{delta=1}^{N-1} exp(b_h[delta] - b_h[0]) (lipschitz.BiasMass), N the context."""
+        if not self.pos_bias:
+            return torch.full((self.H,), 1 + 4 * self.phi, dtype=torch.float64)
+        b = self.params[n + ".posbias"].double()[:, :self.T]
+        mass = torch.exp(b[:, 1:] - b[:, :1]).sum(1)
+        return 1 + 4 * LambertW0.apply(mass / math.e)
+
+    def l2_bound_tok2(self, n, wq, wv, wo):
+        """ops.L2BoundTok2 at the weights before the temperatures, accumulated in float64:
+        sqrt(sum_h k_h^2 s_h^2) sigma_N with the estimates s_h = uq_h^T W^{Q,h} vq_h and
+        sigma_N = un^T N vn from the fixed buffers."""
+        D, H = self.D, self.H
+        d = D // H
+        uq, vq, un, vn = (self.buffers[n + ".pow_" + s].double() for s in ("uq", "vq", "un", "vn"))
+        wq, wv, wo = wq.double(), wv.double(), wo.double()
+        s = torch.einsum("hi,ihr,hr->h", uq, wq.view(D, H, d), vq)
+        sigma = un @ self.stacked_n(wq, wv, wo) @ vn
+        k = self.head_consts_tok2(n)
+        return (torch.sqrt(((k * s) ** 2).sum()) * sigma).to(self.dtype)
+
+    def pos_bias_logits(self, n, T):
+        """The position bias of the logits (H, T, T): entry [h, i, j] is b_h[i - j] for j <= i
+        (the entries above the diagonal are masked)."""
+        ar = torch.arange(T)
+        return self.params[n + ".posbias"][:, (ar[:, None] - ar[None, :]).clamp(min=0)]
+
     def attention(self, n, x, wv=None, wo=None):
-        """Multihead causal attention of block n on x (B, T, D)."""
+        """Multihead causal attention of block n on x (B, T, D) (layers.Attention.Forward)."""
         p = self.params
         B, T, D = x.shape
         H = self.H
         d = D // H
-        wq = p[n + ".attn.wq"]
-        wv = p[n + ".attn.wv"] if wv is None else wv
-        wo = p[n + ".attn.wo"] if wo is None else wo
+        a = n + ".attn"
+        wq = p[a + ".wq"]
+        wv = p[a + ".wv"] if wv is None else wv
+        wo = p[a + ".wo"] if wo is None else wo
+        tq, tv = wq, wv
+        if self.temp:  # W^{Q,h} e^{s_h}, W^{V,h} e^{-2 s_h}
+            tq, tv = self.head_scale(wq, p[a + ".logtemp"], 1), self.head_scale(wv, p[a + ".logtemp"], -2)
         if self.kind == "l2":
-            q, v = (x @ torch.cat([wq, self.l2_values(wq, wv)], 1)).split(D, -1)
+            q, v = (x @ torch.cat([tq, self.l2_values(tq, tv)], 1)).split(D, -1)
             k = q
         else:
-            q, k, v = (x @ torch.cat([wq, p[n + ".attn.wk"], wv], 1)).split(D, -1)
+            q, k, v = (x @ torch.cat([wq, p[a + ".wk"], wv], 1)).split(D, -1)
         q, k, v = (t.reshape(B, T, H, d).transpose(1, 2) for t in (q, k, v))  # (B, H, T, d)
         s = 1 / math.sqrt(d)
         if self.kind == "dp":
             logits = (q @ k.transpose(-1, -2)) * s
         else:
             logits = (2 * s) * (q @ k.transpose(-1, -2)) - s * ((q * q).sum(-1)[..., :, None] + (k * k).sum(-1)[..., None, :])
+        if self.pos_bias:
+            logits = logits + self.pos_bias_logits(a, T)
         logits = logits.masked_fill(~self.mask[:T, :T], float("-inf"))
         out = (torch.softmax(logits, -1) @ v).transpose(1, 2).reshape(B, T, D) @ wo
         if self.attn_c > 0:
-            out = out * torch.clamp(self.attn_c / self.l2_bound_inf(wq, wv, wo), max=1.0)
+            ub = self.l2_bound_tok2(a, wq, wv, wo) if self.tok2 else self.l2_bound_inf(tq, tv, wo)
+            out = out * torch.clamp(self.attn_c / ub, max=1.0)
         return out
 
     def mlp(self, n, x):
         p = self.params
         return F.gelu(x @ p[n + ".mlp.fc.w"] + p[n + ".mlp.fc.b"]) @ p[n + ".mlp.proj.w"] + p[n + ".mlp.proj.b"]
 
-    def spectral_mlp(self, n, x):
+    def spectral_mlp(self, m, x):
+        """layers.SpectralMLP m: ELU(x e^s W1/sigma1 + b1) (c e^-s W2/sigma2) + b2, without
+        the factors e^s and e^-s when the config has no mlp_gain."""
         p = self.params
-        h = F.elu(x @ self.spectral(n + ".mlp.fc.w", 1.0) + p[n + ".mlp.fc.b"])
-        return h @ self.spectral(n + ".mlp.proj.w", self.c) + p[n + ".mlp.proj.b"]
+        fc, proj = self.spectral(m + ".fc.w", 1.0), self.spectral(m + ".proj.w", self.c)
+        if self.mlp_gain > 0:
+            fc, proj = self.head_scale(fc, p[m + ".loggain"], 1), self.head_scale(proj, p[m + ".loggain"], -1)
+        return F.elu(x @ fc + p[m + ".fc.b"]) @ proj + p[m + ".proj.b"]
 
     def residual(self, x, ln, f):
         if self.norm == "pre":
@@ -418,7 +638,8 @@ class LM:
                     x = x + self.attention(n, x, wv, wo)
                 else:
                     x = x + self.attention(n, x)
-                x = x + self.spectral_mlp(n, x)
+                for mlp in self.mlps:
+                    x = x + self.spectral_mlp(n + "." + mlp, x)
             else:
                 x = self.residual(x, n + ".ln1", lambda y: self.attention(n, y))
                 x = self.residual(x, n + ".ln2", lambda y: self.mlp(n, y))
@@ -430,22 +651,38 @@ class LM:
         t[t < 0] = -1
         return F.cross_entropy(self.logits(ids).reshape(-1, self.V), t, ignore_index=-1)
 
+    def grads(self, params):
+        """The gradients of the parameters after a backward pass, zero for one the loss does
+        not depend on (set as its grad, so that AdamW steps it as train.Adam does)."""
+        for t in params:
+            if t.grad is None:
+                t.grad = torch.zeros_like(t)
+        return [t.grad for t in params]
+
     def num_params(self):
         return sum(t.numel() for t in self.params.values())
 
 
 class Trainer:
-    """AdamW (train/adam.go) with global-norm clipping (train/clip.go)."""
+    """AdamW (train/adam.go) with global-norm clipping (train/clip.go): decayed matrices, the
+    other parameters at the learning rate, and the scalars at SCALAR_LR times it."""
 
     def __init__(self, lm, opts):
         self.lm = lm
         self.clip = opts["clip"]
-        decay = [t for n, t in lm.params.items() if lm.decays(n)]
-        other = [t for n, t in lm.params.items() if not lm.decays(n)]
-        self.params = decay + other
-        self.opt = torch.optim.AdamW([{"params": decay, "weight_decay": opts["weight_decay"]},
-                                      {"params": other, "weight_decay": 0.0}],
+        groups = {}
+        for n, t in lm.params.items():
+            groups.setdefault((lm.decays(n), lm.lr_scale(n)), []).append(t)
+        self.params = [t for ts in groups.values() for t in ts]
+        self.opt = torch.optim.AdamW([{"params": ts, "weight_decay": opts["weight_decay"] if decay else 0.0,
+                                       "lr": opts["lr"] * scale, "lr_scale": scale}
+                                      for (decay, scale), ts in groups.items()],
                                      lr=opts["lr"], betas=(opts["beta1"], opts["beta2"]), eps=opts["eps"])
+
+    def set_lr(self, lr):
+        """Sets the learning rate, times each group's scale."""
+        for g in self.opt.param_groups:
+            g["lr"] = lr * g["lr_scale"]
 
     def step(self, ids, targets):
         self.lm.power_iterate(1)
@@ -453,7 +690,7 @@ class Trainer:
             t.grad = None
         loss = self.lm.loss(ids, targets)
         loss.backward()
-        grads = [t.grad for t in self.params]
+        grads = self.lm.grads(self.params)
         norm = torch.norm(torch.stack([g.norm() for g in grads])).item()
         if not math.isfinite(norm) or not math.isfinite(loss.item()):
             raise FloatingPointError("non-finite loss %g or gradient norm %g" % (loss.item(), norm))
@@ -577,10 +814,11 @@ def cmd_loss(a):
 def cmd_grads(a):
     for ckpt, out in zip(a.ckpt.split(","), a.out.split(",")):
         lm, ids, targets, _, config = from_checkpoint(ckpt)
+        lm.parts = []
         loss = lm.loss(ids, targets)
         loss.backward()
-        grads = {n: t.grad.detach().numpy() for n, t in lm.params.items()}
-        write_safetensors(out, grads, {"loss": repr(loss.item())})
+        grads = dict(zip(lm.params, (g.detach().numpy() for g in lm.grads(lm.params.values()))))
+        write_safetensors(out, grads, {"loss": repr(loss.item()), "parts": json.dumps(lm.gradient_parts())})
         emit(dict(impl="torch", config=config, arch=lm.arch, mode="grads", loss=loss.item()))
 
 
@@ -659,8 +897,7 @@ def cmd_train(a):
     T, began = lm.T, time.time()
     for step in range(a.iters):
         lr = cosine_lr(step, a.lr, a.min_lr, a.lr_warmup, a.iters)
-        for g in tr.opt.param_groups:
-            g["lr"] = lr
+        tr.set_lr(lr)
         starts = torch.randint(0, len(train) - T - 1, (a.batch,), generator=gen)
         w = torch.stack([train[s:s + T + 1] for s in starts.tolist()])
         loss = tr.step(w[:, :-1], w[:, 1:])
