@@ -36,7 +36,13 @@ func TestMLPResidualForward(t *testing.T) {
 	}
 	runGraph(t, g)
 	x, w1, b1, w2, b2 := in[0].Data().([]float64), in[1].Data().([]float64), in[2].Data().([]float64), in[3].Data().([]float64), in[4].Data().([]float64)
-	got := y.Value().Data().([]float64)
+	assertFloats(t, "y", y.Value().Data().([]float64), mlpResRef(x, w1, b1, w2, b2, n, d, hid), 1e-13)
+}
+
+// mlpResRef is x + ELU(x w1 + b1) w2 + b2 for x (n, d), w1 (d, hid) and w2 (hid, d), in
+// plain Go.
+func mlpResRef(x, w1, b1, w2, b2 []float64, n, d, hid int) []float64 {
+	y := make([]float64, n*d)
 	for r := range n {
 		a := make([]float64, hid)
 		for k := range hid {
@@ -50,13 +56,25 @@ func TestMLPResidualForward(t *testing.T) {
 			}
 		}
 		for j := range d {
-			want := x[r*d+j] + b2[j]
+			v := x[r*d+j] + b2[j]
 			for k := range hid {
-				want += a[k] * w2[k*d+j]
+				v += a[k] * w2[k*d+j]
 			}
-			if math.Abs(got[r*d+j]-want) > 1e-13 {
-				t.Errorf("y[%d][%d] = %v, want %v", r, j, got[r*d+j], want)
-			}
+			y[r*d+j] = v
+		}
+	}
+	return y
+}
+
+// assertFloats fails unless got and want agree elementwise to tol.
+func assertFloats(t *testing.T, what string, got, want []float64, tol float64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
+	}
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > tol {
+			t.Errorf("%s[%d] = %v, want %v", what, i, got[i], want[i])
 		}
 	}
 }
@@ -82,38 +100,52 @@ func TestMLPResidualGradient(t *testing.T) {
 // forward).
 func TestMLPResidualMatchesOps(t *testing.T) {
 	const n, d, hid = 700, 48, 24
+	assertFusedMatchesOps(t, func(dt tensor.Dtype, fused bool) (*mlpResGraph, error) {
+		return newMLPResGraph(dt, n, d, hid, fused)
+	}, []string{"y", "dx", "dw1", "db1", "dw2", "db2"})
+}
+
+// assertFusedMatchesOps builds the fused and the separate ops' graphs in float64 and
+// float32 and fails unless their runs match bit for bit (assertRunsMatch).
+func assertFusedMatchesOps(t *testing.T, build func(dt tensor.Dtype, fused bool) (*mlpResGraph, error), names []string) {
+	t.Helper()
 	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
-		fused, err := newMLPResGraph(dt, n, d, hid, true)
+		fused, err := build(dt, true)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ops, err := newMLPResGraph(dt, n, d, hid, false)
+		ops, err := build(dt, false)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for run := range 2 {
-			if run == 1 {
-				rng := rand.New(rand.NewPCG(7, 8))
-				fused.perturb(rng)
-				ops.perturb(rand.New(rand.NewPCG(7, 8)))
-			}
-			for _, m := range []*mlpResGraph{fused, ops} {
-				if err := m.vm.RunAll(); err != nil {
-					t.Fatal(err)
-				}
-			}
-			got, want := fused.results(t), ops.results(t)
-			names := []string{"y", "dx", "dw1", "db1", "dw2", "db2"}
-			for i := range want {
-				for j := range want[i] {
-					if math.Float64bits(got[i][j]) != math.Float64bits(want[i][j]) {
-						t.Fatalf("%v, run %d: %s[%d] is %v fused, %v by the separate ops", dt, run, names[i], j, got[i][j], want[i][j])
-					}
-				}
-			}
-			fused.vm.Reset()
-			ops.vm.Reset()
+		assertRunsMatch(t, dt, fused, ops, names)
+	}
+}
+
+// assertRunsMatch runs fused and ops twice, x perturbed alike in place before the second
+// run, and fails unless their results (named by names) are equal bit for bit.
+func assertRunsMatch(t *testing.T, dt tensor.Dtype, fused, ops *mlpResGraph, names []string) {
+	t.Helper()
+	for run := range 2 {
+		if run == 1 {
+			fused.perturb(rand.New(rand.NewPCG(7, 8)))
+			ops.perturb(rand.New(rand.NewPCG(7, 8)))
 		}
+		for _, m := range []*mlpResGraph{fused, ops} {
+			if err := m.vm.RunAll(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, want := fused.results(t), ops.results(t)
+		for i := range want {
+			for j := range want[i] {
+				if math.Float64bits(got[i][j]) != math.Float64bits(want[i][j]) {
+					t.Fatalf("%v, run %d: %s[%d] is %v fused, %v by the separate ops", dt, run, names[i], j, got[i][j], want[i][j])
+				}
+			}
+		}
+		fused.vm.Reset()
+		ops.vm.Reset()
 	}
 }
 

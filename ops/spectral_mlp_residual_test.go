@@ -3,7 +3,6 @@ package ops
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -102,30 +101,7 @@ func TestSpectralMLPResidualForward(t *testing.T) {
 	}
 	w1 := weight(f(smW1), f(smU1), f(smV1), d, hid, c1, math.Exp(s))
 	w2 := weight(f(smW2), f(smU2), f(smV2), hid, d, c2, math.Exp(-s))
-	x, b1, b2 := f(smX), f(smB1), f(smB2)
-	got := y.Value().Data().([]float64)
-	for r := range n {
-		a := make([]float64, hid)
-		for k := range hid {
-			h := b1[k]
-			for l := range d {
-				h += x[r*d+l] * w1[l*hid+k]
-			}
-			a[k] = h
-			if h < 0 {
-				a[k] = math.Expm1(h)
-			}
-		}
-		for j := range d {
-			want := x[r*d+j] + b2[j]
-			for k := range hid {
-				want += a[k] * w2[k*d+j]
-			}
-			if math.Abs(got[r*d+j]-want) > 1e-13 {
-				t.Errorf("y[%d][%d] = %v, want %v", r, j, got[r*d+j], want)
-			}
-		}
-	}
+	assertFloats(t, "y", y.Value().Data().([]float64), mlpResRef(f(smX), w1, f(smB1), w2, f(smB2), n, d, hid), 1e-13)
 }
 
 // TestSpectralMLPResidualGradient: the gradients of x, W1, b1, W2, b2 and s against central
@@ -150,38 +126,9 @@ func TestSpectralMLPResidualGradient(t *testing.T) {
 // goroutines, and again in a second run after x changed in place.
 func TestSpectralMLPResidualMatchesOps(t *testing.T) {
 	const n, d, hid = 700, 48, 24
-	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
-		fused, err := newSpecMLPGraph(dt, n, d, hid, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ops, err := newSpecMLPGraph(dt, n, d, hid, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for run := range 2 {
-			if run == 1 {
-				fused.perturb(rand.New(rand.NewPCG(7, 8)))
-				ops.perturb(rand.New(rand.NewPCG(7, 8)))
-			}
-			for _, m := range []*mlpResGraph{fused, ops} {
-				if err := m.vm.RunAll(); err != nil {
-					t.Fatal(err)
-				}
-			}
-			got, want := fused.results(t), ops.results(t)
-			names := []string{"y", "dx", "dW1", "db1", "dW2", "db2", "ds"}
-			for i := range want {
-				for j := range want[i] {
-					if math.Float64bits(got[i][j]) != math.Float64bits(want[i][j]) {
-						t.Fatalf("%v, run %d: %s[%d] is %v fused, %v by the separate ops", dt, run, names[i], j, got[i][j], want[i][j])
-					}
-				}
-			}
-			fused.vm.Reset()
-			ops.vm.Reset()
-		}
-	}
+	assertFusedMatchesOps(t, func(dt tensor.Dtype, fused bool) (*mlpResGraph, error) {
+		return newSpecMLPGraph(dt, n, d, hid, fused)
+	}, []string{"y", "dx", "dW1", "db1", "dW2", "db2", "ds"})
 }
 
 // newSpecMLPGraph builds a cross-entropy loss of the sub-block's output on
