@@ -91,6 +91,47 @@ func dense(op string, inputs []G.Value, i int) (*tensor.Dense, error) {
 	return d, nil
 }
 
+// denseInputs returns an op's first n inputs as *tensor.Dense, or an error naming the op
+// and the input that is not.
+func denseInputs(op string, inputs []G.Value, n int) ([]*tensor.Dense, error) {
+	ts := make([]*tensor.Dense, n)
+	for i := range ts {
+		var err error
+		if ts[i], err = dense(op, inputs, i); err != nil {
+			return nil, err
+		}
+	}
+	return ts, nil
+}
+
+// runShaped runs an op whose result has its first input's dtype and shape: its n inputs as
+// dense tensors, its kept output out (or prealloc when it fits), and the kernel of that
+// dtype, k32 or k64, on the output's data.
+func runShaped(op string, out *outBuf, n int, prealloc G.Value, in []G.Value,
+	k32 func([]float32, []*tensor.Dense) error, k64 func([]float64, []*tensor.Dense) error) (G.Value, error) {
+	ts, err := denseInputs(op, in, n)
+	if err != nil {
+		return nil, err
+	}
+	res := out.get(prealloc, ts[0].Dtype(), ts[0].Shape(), in)
+	switch res.Dtype() {
+	case tensor.Float32:
+		err = k32(data[float32](res), ts)
+	case tensor.Float64:
+		err = k64(data[float64](res), ts)
+	}
+	return res, err
+}
+
+// firstShape is the shape of an op's first input, for InferShape.
+func firstShape(op string, in []G.DimSizer) (tensor.Shape, error) {
+	s, ok := in[0].(tensor.Shape)
+	if !ok {
+		return nil, fmt.Errorf("%s: input 0 has shape %v", op, in[0])
+	}
+	return s.Clone(), nil
+}
+
 // outBuf is the output tensor an op keeps between runs. Gorgonia's tape machine forgets
 // every register on Reset and offers a preallocated buffer only to ops that call external
 // code (and then allocates it anew after each Reset), so an op that made its result in Do

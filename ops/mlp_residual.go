@@ -97,11 +97,7 @@ func (op *mlpResOp) Type() hm.Type {
 
 // InferShape is x's shape, or a reader's weight's.
 func (op *mlpResOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	s, ok := in[0].(tensor.Shape)
-	if !ok {
-		return nil, fmt.Errorf("%s: input 0 has shape %v", op.name, in[0])
-	}
-	return s.Clone(), nil
+	return firstShape(op.name, in)
 }
 
 // Do runs the part into its kept buffer.
@@ -109,22 +105,9 @@ func (op *mlpResOp) Do(in ...G.Value) (G.Value, error) { return op.UsePreallocDo
 
 // UsePreallocDo runs the part into prealloc when it fits.
 func (op *mlpResOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, error) {
-	ts := make([]*tensor.Dense, op.Arity())
-	for i := range ts {
-		var err error
-		if ts[i], err = dense(op.name, in, i); err != nil {
-			return nil, err
-		}
-	}
-	out := op.out.get(prealloc, ts[0].Dtype(), ts[0].Shape(), in)
-	var err error
-	switch out.Dtype() {
-	case tensor.Float32:
-		err = mlpResKernel[float32](op, data[float32](out), ts)
-	case tensor.Float64:
-		err = mlpResKernel[float64](op, data[float64](out), ts)
-	}
-	return out, err
+	return runShaped(op.name, &op.out, op.Arity(), prealloc, in,
+		func(out []float32, ts []*tensor.Dense) error { return mlpResKernel[float32](op, out, ts) },
+		func(out []float64, ts []*tensor.Dense) error { return mlpResKernel[float64](op, out, ts) })
 }
 
 // mlpResKernel computes op's part into out from its inputs ts.

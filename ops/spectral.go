@@ -76,16 +76,12 @@ func (op *spectralOp) Do(in ...G.Value) (G.Value, error) { return op.UsePrealloc
 
 // UsePreallocDo runs the op into prealloc when it fits.
 func (op *spectralOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, error) {
-	ts := make([]*tensor.Dense, op.Arity())
-	for i := range ts {
-		var err error
-		if ts[i], err = dense(op.name, in, i); err != nil {
-			return nil, err
-		}
+	ts, err := denseInputs(op.name, in, op.Arity())
+	if err != nil {
+		return nil, err
 	}
 	w := ts[0]
 	out := op.out.get(prealloc, w.Dtype(), w.Shape(), in)
-	var err error
 	switch w.Dtype() {
 	case tensor.Float32:
 		err = spectralKernel(op, data[float32](out), ts, w.Shape()[1])
