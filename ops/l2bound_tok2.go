@@ -264,20 +264,28 @@ func tok2Factors[T kernel.Float](wq, wv, wo, uq, vq, un, vn, bias []T, d, heads,
 			ov[a] += float64(o) * float64(vn[e])
 		}
 	}
+	// M_h and s_h, each head's alone, on the cores; the sums across heads below stay in
+	// head order, so that the bound does not depend on the number of goroutines
+	kernel.ParallelFor(heads, d*hd*hd, func(_, h0, h1 int) {
+		for h := h0; h < h1; h++ {
+			lo := h * hd
+			m := b.m[h*hd*hd : (h+1)*hd*hd]
+			for i := range d {
+				q, v := wq[i*d+lo:i*d+lo+hd], wv[i*d+lo:i*d+lo+hd]
+				qv := 0.0
+				for r, qr := range q {
+					qv += float64(qr) * float64(vq[h*hd+r])
+					for t, vt := range v {
+						m[r*hd+t] += float64(qr) * float64(vt)
+					}
+				}
+				b.s[h] += float64(uq[h*d+i]) * qv
+			}
+		}
+	})
 	for h := range heads {
 		lo := h * hd
 		m := b.m[h*hd*hd : (h+1)*hd*hd]
-		for i := range d {
-			q, v := wq[i*d+lo:i*d+lo+hd], wv[i*d+lo:i*d+lo+hd]
-			qv := 0.0
-			for r, qr := range q {
-				qv += float64(qr) * float64(vq[h*hd+r])
-				for t, vt := range v {
-					m[r*hd+t] += float64(qr) * float64(vt)
-				}
-			}
-			b.s[h] += float64(uq[h*d+i]) * qv
-		}
 		for r := range hd { // sigma_N = sum_r un[lo+r] sum_t M_h[r, t] (W^O vn)[lo+t]
 			for t := range hd {
 				m[r*hd+t] *= inv
