@@ -412,7 +412,7 @@ func macro(kern kernel, d inPlace, buf *buffers, src panelsB, mb, nb, kb int, c 
 			switch {
 			case d.kern != nil && rows == mr:
 				d.kern(kb, d.a[ip*d.rs:], d.rs, d.cs, bp, bs, out, ld, b)
-			case bs != nr: // B in place: the packed rows of A through the direct kernel
+			case jp < src.full: // B in place: the packed rows of A through the direct kernel
 				d.kern(kb, buf.a[ip*kb:(ip+mr)*kb], 1, mr, bp, bs, out, ld, b)
 			default:
 				kern(kb, rows, buf.a[ip*kb:(ip+mr)*kb], bp, out, ld, b)
