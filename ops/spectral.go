@@ -104,10 +104,16 @@ func (op *spectralOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
 // cols is W's number of columns.
 func spectralKernel[T kernel.Float](op *spectralOp, out []T, ts []*tensor.Dense, cols int) error {
 	w, u, v := data[T](ts[0]), data[T](ts[1]), data[T](ts[2])
-	if !op.grad {
-		return spectralScale(op.name, out, w, u, v, cols, op.c)
+	sigma, err := spectralSigma(op.name, w, u, v, cols)
+	if err != nil {
+		return err
 	}
-	return spectralGrad(op.name, out, w, u, v, data[T](ts[3]), cols, op.c)
+	if !op.grad {
+		spectralScale(out, w, sigma, op.c)
+		return nil
+	}
+	spectralGrad(out, w, u, v, data[T](ts[3]), cols, sigma, op.c)
+	return nil
 }
 
 // spectralSigma is u^T W v for W with cols columns, or an error naming op unless it is
@@ -121,22 +127,11 @@ func spectralSigma[T kernel.Float](op string, w, u, v []T, cols int) (float64, e
 }
 
 // spectralScale writes c W / sigma into out.
-func spectralScale[T kernel.Float](op string, out, w, u, v []T, cols int, c float64) error {
-	sigma, err := spectralSigma(op, w, u, v, cols)
-	if err != nil {
-		return err
-	}
-	kernel.Scale(out, w, T(c/sigma))
-	return nil
-}
+func spectralScale[T kernel.Float](out, w []T, sigma, c float64) { kernel.Scale(out, w, T(c/sigma)) }
 
 // spectralGrad writes the gradient of c W / sigma with respect to W, (c/sigma) (dy -
-// (<dy, W> / sigma) u v^T), into out.
-func spectralGrad[T kernel.Float](op string, out, w, u, v, dy []T, cols int, c float64) error {
-	sigma, err := spectralSigma(op, w, u, v, cols)
-	if err != nil {
-		return err
-	}
+// (<dy, W> / sigma) u v^T), into out, for sigma = u^T W v (spectralSigma).
+func spectralGrad[T kernel.Float](out, w, u, v, dy []T, cols int, sigma, c float64) {
 	s := T(c / sigma)
 	var inner float64 // <dy, W>
 	for i, g := range dy {
@@ -148,5 +143,4 @@ func spectralGrad[T kernel.Float](op string, out, w, u, v, dy []T, cols int, c f
 			out[i*cols+j] = s * (dy[i*cols+j] - T(k*float64(ui)*float64(vj)))
 		}
 	}
-	return nil
 }

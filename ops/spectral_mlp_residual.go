@@ -102,9 +102,10 @@ type specMLPOp struct {
 // of the normalisations and gain.
 type specMLPState struct {
 	mlpResState
-	sn, w  [2]any // (D, H) and (H, D) []T: c_i W_i / sigma_i and w_i, the same with the gain
-	params [5]any // []T: the gradients of W1, b1, W2, b2 and s
-	dsn    any    // scratch of the backward: a weight's gradient before its gain
+	sigma  [2]float64 // the forward's u_i^T W_i v_i, which the backward reuses
+	sn, w  [2]any     // (D, H) and (H, D) []T: c_i W_i / sigma_i and w_i, the same with the gain
+	params [5]any     // []T: the gradients of W1, b1, W2, b2 and s
+	dsn    any        // scratch of the backward: a weight's gradient before its gain
 }
 
 // Arity is 10 forward, 12 backward and 2 for a reader (its parameter, dx).
@@ -168,11 +169,13 @@ func specMLPKernel[T kernel.Float](op *specMLPOp, out []T, ts []*tensor.Dense) e
 		sn := [2][]T{scratch[T](&st.sn[0], d*hid), scratch[T](&st.sn[1], hid*d)}
 		w := [2][]T{scratch[T](&st.w[0], d*hid), scratch[T](&st.w[1], hid*d)}
 		// as SpectralNormalize, then HeadScale with powers 1 and -1
-		if err := spectralScale(op.name, sn[0], v(smW1), v(smU1), v(smV1), hid, op.c[0]); err != nil {
-			return err
-		}
-		if err := spectralScale(op.name, sn[1], v(smW2), v(smU2), v(smV2), d, op.c[1]); err != nil {
-			return err
+		for i, w := range [2]struct{ w, u, v, cols int }{{smW1, smU1, smV1, hid}, {smW2, smU2, smV2, d}} {
+			sigma, err := spectralSigma(op.name, v(w.w), v(w.u), v(w.v), w.cols)
+			if err != nil {
+				return err
+			}
+			st.sigma[i] = sigma
+			spectralScale(sn[i], v(w.w), sigma, op.c[i])
 		}
 		headScaleRows(w[0], sn[0], s, d, hid, 1)
 		headScaleRows(w[1], sn[1], s, hid, d, -1)
@@ -201,9 +204,7 @@ func specMLPKernel[T kernel.Float](op *specMLPOp, out []T, ts []*tensor.Dense) e
 		// as HeadScale's backward (parts 1 and 2), then SpectralNormalize's
 		headScaleRows(dsn, gw, s, sh.rows, sh.cols, sh.p)
 		headScaleGradS(parts[i:i+1], sn[i], gw, s, sh.rows, sh.cols, sh.p)
-		if err := spectralGrad(op.name, dW[i], v(sh.w), v(sh.u), v(sh.v), dsn, sh.cols, op.c[i]); err != nil {
-			return err
-		}
+		spectralGrad(dW[i], v(sh.w), v(sh.u), v(sh.v), dsn, sh.cols, st.sigma[i], op.c[i])
 	}
 	ds[0] = parts[0] + parts[1] // as Gorgonia sums the two HeadScale gradients of s
 	st.bwd.done()
