@@ -57,8 +57,9 @@ func (b *OpBase) Output(prealloc G.Value, dt tensor.Dtype, shape tensor.Shape, i
 	return b.out.get(prealloc, dt, shape, in)
 }
 
-// Keeper is an op that keeps values beyond its output between runs (MLPResidual's
-// activations and gradients); Kept is their number of elements, 0 before a run.
+// Keeper is an op that keeps values beyond its output between runs (the activations,
+// weights and gradients of MLPResidual and SpectralMLPResidual); Kept is their number of
+// elements, 0 before a run.
 type Keeper interface{ Kept() int }
 
 // sameType is the type of an op mapping n tensors of one type to a tensor of that type.
