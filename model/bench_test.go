@@ -24,8 +24,9 @@ func BenchmarkSample(b *testing.B) { benchmarkMode(b, bench.ModeSample) }
 
 // BenchmarkTrainRecipe times a training step of P2 (nanoGPT's CPU example, the Tiny
 // Shakespeare recipe's shape) for dp and the certified recipes (spec.Model.WithCertifiedRecipe):
-// contractive-l2, and invertible-l2 with 1, 4 and 8 MLP sub-blocks per block (8 is the
-// recipe), as the trainer runs them but with one power iteration per step (bench's train
+// contractive-l2, invertible-l2 with 1, 4 and 8 MLP sub-blocks per block (8 is the
+// recipe), and configs/shakespeare_inv.toml's 8 layers of 4 MLP sub-blocks of width 64
+// (invertible-l2-l8m4), as the trainer runs them but with one power iteration per step (bench's train
 // mode): go test ./model -run '^$' -bench TrainRecipe -cpuprofile cpu.prof.
 func BenchmarkTrainRecipe(b *testing.B) {
 	p, err := model.FindPresets("P2")
@@ -33,13 +34,18 @@ func BenchmarkTrainRecipe(b *testing.B) {
 		b.Fatal(err)
 	}
 	for _, c := range []struct {
-		name string
-		arch spec.Arch
-		mlps int
-	}{{"dp", spec.DP, 0}, {"contractive-l2", spec.ContractiveL2, 0}, {"invertible-l2-m1", spec.InvertibleL2, 1}, {"invertible-l2-m4", spec.InvertibleL2, 4}, {"invertible-l2-m8", spec.InvertibleL2, 8}} {
+		name           string
+		arch           spec.Arch
+		mlps           int
+		layers, hidden int // 0: the preset's
+	}{{"dp", spec.DP, 0, 0, 0}, {"contractive-l2", spec.ContractiveL2, 0, 0, 0}, {"invertible-l2-m1", spec.InvertibleL2, 1, 0, 0},
+		{"invertible-l2-m4", spec.InvertibleL2, 4, 0, 0}, {"invertible-l2-m8", spec.InvertibleL2, 8, 0, 0}, {"invertible-l2-l8m4", spec.InvertibleL2, 4, 8, 64}} {
 		b.Run(c.name, func(b *testing.B) {
 			j := bench.NewJob(p[0], c.arch, bench.Settings{Seed: 1, Dtype: spec.Float32})
-			j.Cfg.Hidden, j.Cfg.MLPBlocks = 0, c.mlps
+			j.Cfg.Hidden, j.Cfg.MLPBlocks = c.hidden, c.mlps
+			if c.layers > 0 {
+				j.Cfg.Layers = c.layers
+			}
 			j.Cfg = j.Cfg.WithCertifiedRecipe()
 			runWorkload(b, j, bench.ModeTrain)
 		})
