@@ -25,26 +25,32 @@ func BenchmarkSample(b *testing.B) { benchmarkMode(b, bench.ModeSample) }
 // BenchmarkTrainRecipe times a training step of P2 (nanoGPT's CPU example, the Tiny
 // Shakespeare recipe's shape) for dp and the certified recipes (spec.Model.WithCertifiedRecipe):
 // contractive-l2, invertible-l2 with 1, 4 and 8 MLP sub-blocks per block (8 is the
-// recipe), and configs/shakespeare_inv.toml's 8 layers of 4 MLP sub-blocks of width 64
-// (invertible-l2-l8m4), as the trainer runs them but with one power iteration per step (bench's train
-// mode): go test ./model -run '^$' -bench TrainRecipe -cpuprofile cpu.prof.
+// recipe), configs/shakespeare_inv.toml's 8 layers of 4 MLP sub-blocks of width 64
+// (invertible-l2-l8m4) and configs/shakespeare_inv_wall.toml's 6 layers of width 96 with 4 of
+// width 48 (invertible-l2-l6w96), as the trainer runs them but with one power iteration
+// per step (bench's train mode): go test ./model -run '^$' -bench TrainRecipe -cpuprofile cpu.prof.
 func BenchmarkTrainRecipe(b *testing.B) {
 	p, err := model.FindPresets("P2")
 	if err != nil {
 		b.Fatal(err)
 	}
 	for _, c := range []struct {
-		name           string
-		arch           spec.Arch
-		mlps           int
-		layers, hidden int // 0: the preset's
-	}{{"dp", spec.DP, 0, 0, 0}, {"contractive-l2", spec.ContractiveL2, 0, 0, 0}, {"invertible-l2-m1", spec.InvertibleL2, 1, 0, 0},
-		{"invertible-l2-m4", spec.InvertibleL2, 4, 0, 0}, {"invertible-l2-m8", spec.InvertibleL2, 8, 0, 0}, {"invertible-l2-l8m4", spec.InvertibleL2, 4, 8, 64}} {
+		name          string
+		arch          spec.Arch
+		mlps          int
+		layers, width int // 0: the preset's
+		hidden        int // 0: 4 width shared by the block's MLPs
+	}{{"dp", spec.DP, 0, 0, 0, 0}, {"contractive-l2", spec.ContractiveL2, 0, 0, 0, 0}, {"invertible-l2-m1", spec.InvertibleL2, 1, 0, 0, 0},
+		{"invertible-l2-m4", spec.InvertibleL2, 4, 0, 0, 0}, {"invertible-l2-m8", spec.InvertibleL2, 8, 0, 0, 0},
+		{"invertible-l2-l8m4", spec.InvertibleL2, 4, 8, 0, 64}, {"invertible-l2-l6w96", spec.InvertibleL2, 4, 6, 96, 48}} {
 		b.Run(c.name, func(b *testing.B) {
 			j := bench.NewJob(p[0], c.arch, bench.Settings{Seed: 1, Dtype: spec.Float32})
 			j.Cfg.Hidden, j.Cfg.MLPBlocks = c.hidden, c.mlps
 			if c.layers > 0 {
 				j.Cfg.Layers = c.layers
+			}
+			if c.width > 0 {
+				j.Cfg.Width = c.width
 			}
 			j.Cfg = j.Cfg.WithCertifiedRecipe()
 			runWorkload(b, j, bench.ModeTrain)
