@@ -91,6 +91,21 @@ func (m *Model) Params() []*layers.Param {
 	return ps
 }
 
+// Matrices returns the blocks' weight matrices, the weight-decayed parameters of two
+// dimensions inside the blocks, in Params' order: what Muon updates
+// (train.AdamConfig.Muon); not the embeddings, the final normalisation or the head.
+func (m *Model) Matrices() []*layers.Param {
+	var ps []*layers.Param
+	for _, b := range m.Blocks {
+		for _, p := range b.Params() {
+			if p.Decay && p.Value.Dims() == 2 {
+				ps = append(ps, p)
+			}
+		}
+	}
+	return ps
+}
+
 // NumParams is the number of scalar parameters.
 func (m *Model) NumParams() int {
 	n := 0

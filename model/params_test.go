@@ -2,6 +2,7 @@ package model
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"lipformer/layers"
@@ -44,6 +45,43 @@ func TestParamsAreTheTrainingGraphs(t *testing.T) {
 		}
 		if err := p.Close(); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// Matrices are the blocks' weight matrices, every one of them, and nothing else: not the
+// embeddings, the head, or attention's 2-D position bias. What Muon updates
+// (train.AdamConfig.Muon).
+func TestMatricesAreTheBlocksWeights(t *testing.T) {
+	weight := func(name string) bool {
+		for _, suffix := range []string{".wq", ".wk", ".wv", ".wo", ".fc.w", ".proj.w"} {
+			if strings.HasSuffix(name, suffix) && strings.HasPrefix(name, "h") {
+				return true
+			}
+		}
+		return false
+	}
+	for _, arch := range []string{"dp", "l2", "contractive-l2", "invertible-l2"} {
+		cfg := tiny(arch)
+		cfg.Tie = arch == "l2" // a tied table is decayed like a matrix, and is still not a block's
+		if arch == "contractive-l2" || arch == "invertible-l2" {
+			cfg.L2Bound, cfg.L2Temp, cfg.L2PosBias = mustBound("token2"), true, true // a (H, T) bias
+		}
+		m, err := New(cfg, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want, got []string
+		for _, p := range m.Params() {
+			if weight(p.Name) {
+				want = append(want, p.Name)
+			}
+		}
+		for _, p := range m.Matrices() {
+			got = append(got, p.Name)
+		}
+		if !slices.Equal(got, want) || len(want) == 0 {
+			t.Errorf("%s: matrices %v, want the blocks' weights %v", arch, got, want)
 		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"lipformer/kernel"
 )
 
 // Float is the set of element types the optimizer and clipping work on.
@@ -23,6 +25,9 @@ type Param[T Float] struct {
 	// LRScale multiplies the learning rate of this parameter (not its weight decay); 0
 	// (unset) means 1.
 	LRScale float64
+	// Rows and Cols are the shape of a weight matrix that AdamConfig.Muon updates with Muon
+	// (Value holds it row-major); 0 for every other parameter.
+	Rows, Cols int
 }
 
 // AdamConfig holds the optimizer's hyperparameters other than the learning
@@ -32,6 +37,10 @@ type AdamConfig struct {
 	Beta2       float64 // decay of the second-moment average, in [0, 1)
 	Eps         float64 // added to the root of the second moment, > 0
 	WeightDecay float64 // decoupled (AdamW) decay rate of Decay parameters, >= 0
+	// Muon, when positive, updates the parameters with a matrix shape (Param.Rows) by Muon
+	// at Muon times the learning rate, with the same decoupled weight decay, and the others
+	// by AdamW (docs/math.md, "Muon"); 0 means AdamW for all.
+	Muon float64
 }
 
 // DefaultAdamConfig returns Beta1 0.9, Beta2 0.999, Eps 1e-8 and no weight
@@ -51,6 +60,8 @@ func (c AdamConfig) Validate() error {
 		return fmt.Errorf("adam: Eps %v is not a finite positive number", c.Eps)
 	case !(c.WeightDecay >= 0) || math.IsInf(c.WeightDecay, 1):
 		return fmt.Errorf("adam: WeightDecay %v is not a finite non-negative number", c.WeightDecay)
+	case !(c.Muon >= 0) || math.IsInf(c.Muon, 1):
+		return fmt.Errorf("adam: Muon learning-rate scale %v is not a finite non-negative number", c.Muon)
 	}
 	return nil
 }
@@ -64,13 +75,16 @@ func (c AdamConfig) Validate() error {
 //	v <- Beta2*v + (1-Beta2)*g*g
 //	p <- p - lr * (m/(1-Beta1^t)) / (sqrt(v/(1-Beta2^t)) + Eps)
 //
-// in the precision T, in place, without allocating. An Adam is not safe for
-// concurrent use.
+// in the precision T, in place, without allocating. With AdamConfig.Muon the matrices
+// (Param.Rows > 0) take Muon's update instead (muonUpdate), m holding their momentum and v
+// unused, several matrices at once. An Adam is not safe for concurrent use.
 type Adam[T Float] struct {
-	cfg    AdamConfig
-	params []Param[T]
-	m, v   [][]T // first and second moments, parallel to params
-	steps  int
+	cfg     AdamConfig
+	params  []Param[T]
+	m, v    [][]T // first and second moments, parallel to params
+	steps   int
+	muon    []int            // indices of the parameters Muon updates, when cfg.Muon > 0
+	scratch []muonScratch[T] // one per worker of the Muon updates, grown at the first step
 }
 
 // NewAdam returns an optimizer over params with zero moments. Names must be
@@ -101,6 +115,11 @@ func NewAdam[T Float](params []Param[T], cfg AdamConfig) (*Adam[T], error) {
 			return nil, fmt.Errorf("adam: parameter %q has learning-rate scale %v, want finite and >= 0", p.Name, p.LRScale)
 		case len(p.Value) != len(p.Grad):
 			return nil, fmt.Errorf("adam: parameter %q has %d values but %d gradients", p.Name, len(p.Value), len(p.Grad))
+		case p.Rows < 0 || p.Cols < 0 || (p.Rows > 0 || p.Cols > 0) && p.Rows*p.Cols != len(p.Value):
+			return nil, fmt.Errorf("adam: parameter %q has %d values, not a %d x %d matrix", p.Name, len(p.Value), p.Rows, p.Cols)
+		}
+		if cfg.Muon > 0 && p.Rows > 0 {
+			a.muon = append(a.muon, i)
 		}
 		seen[p.Name] = true
 		a.params[i] = p
@@ -118,7 +137,7 @@ func (a *Adam[T]) Config() AdamConfig { return a.cfg }
 func (a *Adam[T]) Steps() int { return a.steps }
 
 // Step applies one update with learning rate lr, which must be finite and
-// non-negative. It does not allocate.
+// non-negative. It does not allocate after the first step.
 func (a *Adam[T]) Step(lr float64) error {
 	if !(lr >= 0) || math.IsInf(lr, 1) {
 		return fmt.Errorf("adam: learning rate %v is not a finite non-negative number", lr)
@@ -136,7 +155,11 @@ func (a *Adam[T]) Step(lr float64) error {
 		eps:        T(a.cfg.Eps),
 	}
 	decayed := T(1 - lr*a.cfg.WeightDecay)
+	a.muonStep(lr * a.cfg.Muon)
 	for i, p := range a.params {
+		if a.cfg.Muon > 0 && p.Rows > 0 {
+			continue
+		}
 		keep := T(1)
 		if p.Decay {
 			keep = decayed
@@ -148,6 +171,24 @@ func (a *Adam[T]) Step(lr float64) error {
 		adamUpdate(p.Value, p.Grad, a.m[i], a.v[i], keep, k)
 	}
 	return nil
+}
+
+// muonStep updates the Muon parameters with learning rate lr, as many at once as there are
+// cores; each matrix's update is computed on one goroutine, so the result does not depend
+// on their number.
+func (a *Adam[T]) muonStep(lr float64) {
+	if len(a.muon) == 0 {
+		return
+	}
+	w := kernel.Workers(len(a.muon), 1<<20)
+	if len(a.scratch) < w {
+		a.scratch = append(a.scratch, make([]muonScratch[T], w-len(a.scratch))...)
+	}
+	kernel.ParallelFor(len(a.muon), 1<<20, func(worker, lo, hi int) {
+		for _, i := range a.muon[lo:hi] {
+			muonUpdate(a.params[i], a.m[i], lr, a.cfg.WeightDecay, &a.scratch[worker])
+		}
+	})
 }
 
 // adamCoeffs are the per-step scalars of the update, in precision T.

@@ -19,10 +19,14 @@ type Options struct {
 	Beta1       float64 `json:"beta1"`        // Adam
 	Beta2       float64 `json:"beta2"`        // Adam
 	WeightDecay float64 `json:"weight_decay"` // decoupled, on matrices only
-	Clip        float64 `json:"clip"`         // global gradient-norm clip; 0 disables
-	EvalEvery   int     `json:"eval_every"`   // steps between validations and checkpoints
-	EvalBytes   int     `json:"eval_bytes"`   // bytes of the validation split scored at each validation; 0 = all
-	Seed        uint64  `json:"seed"`         // initialisation, batches and dropout
+	// Muon, when positive, trains the blocks' weight matrices with Muon at Muon times the
+	// learning rate (AdamConfig.Muon); 0, as in every run stored before the setting, means
+	// AdamW for all parameters.
+	Muon      float64 `json:"muon,omitempty"`
+	Clip      float64 `json:"clip"`       // global gradient-norm clip; 0 disables
+	EvalEvery int     `json:"eval_every"` // steps between validations and checkpoints
+	EvalBytes int     `json:"eval_bytes"` // bytes of the validation split scored at each validation; 0 = all
+	Seed      uint64  `json:"seed"`       // initialisation, batches and dropout
 	// LogLipschitz writes the attention layers' bounds, scales and certified constants
 	// (model.AttentionReport) to the metrics log every LogLipschitz steps; 0 never.
 	LogLipschitz int `json:"log_lipschitz,omitempty"`
@@ -106,5 +110,5 @@ func (o Options) StepConfig() StepConfig {
 
 // AdamConfig is the optimizer configuration of the options (eps 1e-8).
 func (o Options) AdamConfig() AdamConfig {
-	return AdamConfig{Beta1: o.Beta1, Beta2: o.Beta2, Eps: 1e-8, WeightDecay: o.WeightDecay}
+	return AdamConfig{Beta1: o.Beta1, Beta2: o.Beta2, Eps: 1e-8, WeightDecay: o.WeightDecay, Muon: o.Muon}
 }

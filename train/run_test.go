@@ -98,6 +98,38 @@ func TestSmokeRun(t *testing.T) {
 	}
 }
 
+// TestMuonTrains: Muon for the blocks' matrices (-muon) trains every architecture: the loss
+// falls, and the run is not AdamW's.
+func TestMuonTrains(t *testing.T) {
+	c := smallCorpus(t)
+	for _, arch := range []spec.Arch{spec.DP, spec.InvertibleL2} {
+		t.Run(arch.String(), func(t *testing.T) {
+			losses := map[float64][]TrainRow{}
+			for _, muon := range []float64{0, 5} {
+				out := t.TempDir()
+				o := smallOptions(30)
+				o.Muon = muon
+				r := &Run{Model: smallModel(t, c, arch, spec.Float32, 1), Corpus: c, Opt: o, Out: out, Log: quiet()}
+				if _, err := r.Train(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				m, err := ReadMetrics(filepath.Join(out, MetricsFile))
+				if err != nil {
+					t.Fatal(err)
+				}
+				losses[muon] = m.Train
+			}
+			first, last := mean(losses[5][:5]), mean(losses[5][25:])
+			if !(last < first-0.3) {
+				t.Errorf("with Muon the loss did not fall: first 5 steps %.3f, last 5 %.3f", first, last)
+			}
+			if losses[5][10].Loss == losses[0][10].Loss {
+				t.Errorf("step 10's loss %.6f is AdamW's: Muon did not run", losses[5][10].Loss)
+			}
+		})
+	}
+}
+
 func mean(rows []TrainRow) float64 {
 	var s float64
 	for _, r := range rows {
@@ -108,16 +140,19 @@ func mean(rows []TrainRow) float64 {
 
 // TestExactResume: N steps, stop, resume, M more steps gives the same losses as N+M steps
 // in one run, with dropout on; for invertible-l2 the power-iteration vectors are resumed too.
+// With Muon (invertible-l2 -muon) its momentum is resumed too.
 func TestExactResume(t *testing.T) {
 	for _, arch := range []spec.Arch{spec.L2, spec.InvertibleL2} {
-		t.Run(arch.String(), func(t *testing.T) { testExactResume(t, arch) })
+		t.Run(arch.String(), func(t *testing.T) { testExactResume(t, arch, 0) })
 	}
+	t.Run("invertible-l2 with Muon", func(t *testing.T) { testExactResume(t, spec.InvertibleL2, 5) })
 }
 
-func testExactResume(t *testing.T, arch spec.Arch) {
+func testExactResume(t *testing.T, arch spec.Arch, muon float64) {
 	c := smallCorpus(t)
 	run := func(out string, steps int, resume bool) []TrainRow {
 		o := smallOptions(steps)
+		o.Muon = muon
 		o.Schedule = "constant" // the same learning rates whatever the total
 		o.FinalPowerIters = 0   // a finished run continues from its refined estimates otherwise
 		r := &Run{Corpus: c, Opt: o, Out: out, Log: quiet()}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"lipformer/dist"
 	"lipformer/model"
@@ -54,6 +55,7 @@ func NewStepper[T Float](m *model.Model, batch int, cfg StepConfig) (*Stepper[T]
 	}
 	s := &Stepper[T]{Model: m, Prog: prog, Cfg: cfg}
 	params := make([]Param[T], 0, len(prog.Params()))
+	matrices := m.Matrices()
 	for _, p := range prog.Params() {
 		v, ok := p.Value.Data().([]T)
 		if !ok {
@@ -62,7 +64,11 @@ func NewStepper[T Float](m *model.Model, batch int, cfg StepConfig) (*Stepper[T]
 			return nil, fmt.Errorf("stepper: parameter %s holds %T, not []%T (model dtype %s)", p.Name, p.Value.Data(), zero, m.Cfg.Dtype)
 		}
 		g := make([]T, len(v))
-		params = append(params, Param[T]{Name: p.Name, Value: v, Grad: g, Decay: p.Decay, LRScale: p.LRScale})
+		tp := Param[T]{Name: p.Name, Value: v, Grad: g, Decay: p.Decay, LRScale: p.LRScale}
+		if slices.Contains(matrices, p) {
+			tp.Rows, tp.Cols = p.Value.Shape()[0], p.Value.Shape()[1]
+		}
+		params = append(params, tp)
 		s.grads = append(s.grads, g)
 	}
 	if s.Adam, err = NewAdam(params, cfg.Adam); err != nil {

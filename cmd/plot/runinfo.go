@@ -88,7 +88,7 @@ func (r *runInfo) settings() []setting {
 		{"ball-radius", num(c.EffectiveBallRadius())}, {"embed-std", num(c.EffectiveEmbedStd())}, {"lip-k", lipK(c.LipK)},
 		{"data", o.Data}, {"split", o.Split}, {"batch", strconv.Itoa(o.Batch)}, {"steps", strconv.Itoa(o.Steps)},
 		{"lr", num(o.LR)}, {"min-lr", num(o.MinLR)}, {"warmup", strconv.Itoa(o.Warmup)}, {"schedule", o.Schedule},
-		{"beta1", num(o.Beta1)}, {"beta2", num(o.Beta2)}, {"weight-decay", num(o.WeightDecay)}, {"clip", num(o.Clip)},
+		{"beta1", num(o.Beta1)}, {"beta2", num(o.Beta2)}, {"weight-decay", num(o.WeightDecay)}, {"muon", num(o.Muon)}, {"clip", num(o.Clip)},
 		{"eval-every", strconv.Itoa(o.EvalEvery)}, {"eval-bytes", strconv.Itoa(o.EvalBytes)},
 		{"seed", strconv.FormatUint(o.Seed, 10)},
 	}

@@ -76,6 +76,7 @@ func Add(fs *flag.FlagSet, cfg *model.Config, opt *train.Options, skip ...string
 	real(&opt.Beta1, "beta1", opt.Beta1, "Adam beta1")
 	real(&opt.Beta2, "beta2", opt.Beta2, "Adam beta2")
 	real(&opt.WeightDecay, "weight-decay", opt.WeightDecay, "AdamW weight decay of matrices")
+	real(&opt.Muon, "muon", opt.Muon, "train the blocks' weight matrices with Muon (orthogonalised momentum, docs/math.md) at this multiple of -lr, the rest with AdamW (0: AdamW for all)")
 	real(&opt.Clip, "clip", opt.Clip, "global gradient-norm clip (0: off)")
 	num(&opt.EvalEvery, "eval-every", opt.EvalEvery, "steps between validations and checkpoints")
 	num(&opt.EvalBytes, "eval-bytes", opt.EvalBytes, "validation bytes scored at each validation (0: all)")
