@@ -60,6 +60,22 @@ func sameValues[T Float](a, b []Param[T]) bool {
 	return true
 }
 
+// trained is a new optimizer over ps after n steps with random gradients at rate lr.
+func trained[T Float](t *testing.T, rng *rand.Rand, ps []Param[T], cfg AdamConfig, n int, lr float64) *Adam[T] {
+	t.Helper()
+	a, err := NewAdam(ps, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range n {
+		fillGrads(rng, ps)
+		if err := a.Step(lr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return a
+}
+
 // roundTrip passes optimizer state through a safetensors stream.
 func roundTrip(t *testing.T, tensors []safetensors.Tensor, meta map[string]string) ([]safetensors.Tensor, map[string]string) {
 	t.Helper()
@@ -74,20 +90,16 @@ func roundTrip(t *testing.T, tensors []safetensors.Tensor, meta map[string]strin
 	return tensors, meta
 }
 
-func checkStateContinuation[T Float](t *testing.T) {
+// checkStateContinuation: an optimizer restored from the saved state continues as the
+// uninterrupted one; with muon > 0 on muonParams, whose matrices Muon updates.
+func checkStateContinuation[T Float](t *testing.T, muon float64) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	cfg := AdamConfig{Beta1: 0.9, Beta2: 0.99, Eps: 1e-8, WeightDecay: 0.1}
+	cfg := AdamConfig{Beta1: 0.9, Beta2: 0.99, Eps: 1e-8, WeightDecay: 0.1, Muon: muon}
 	pa, _, _ := testParams[T](rng)
-	a, err := NewAdam(pa, cfg)
-	if err != nil {
-		t.Fatal(err)
+	if muon > 0 {
+		pa = muonParams[T](rng)
 	}
-	for range 3 {
-		fillGrads(rng, pa)
-		if err := a.Step(1e-2); err != nil {
-			t.Fatal(err)
-		}
-	}
+	a := trained(t, rng, pa, cfg, 3, 1e-2)
 	tensors, meta := a.State()
 	tensors, meta = roundTrip(t, tensors, meta)
 	pb, pc := cloneParams(pa), cloneParams(pa)
@@ -130,8 +142,9 @@ func checkStateContinuation[T Float](t *testing.T) {
 }
 
 func TestAdamStateRoundTripContinuesBitIdentically(t *testing.T) {
-	t.Run("float32", checkStateContinuation[float32])
-	t.Run("float64", checkStateContinuation[float64])
+	t.Run("float32", func(t *testing.T) { checkStateContinuation[float32](t, 0) })
+	t.Run("float64", func(t *testing.T) { checkStateContinuation[float64](t, 0) })
+	t.Run("float32 with Muon", func(t *testing.T) { checkStateContinuation[float32](t, 5) })
 }
 
 // TestAdamStateViewsTheMoments: State's tensors are the optimizer's moments themselves,
