@@ -1,7 +1,8 @@
 // Package ngram provides byte-level n-gram count models, the baselines that
 // every language-model score is set beside: a transformer's bits per byte
 // means little without the bigram, trigram and 5-gram numbers of the same
-// split.
+// split. [Floor] and [Bounded] set the same kind of baseline beside a model bounded end to
+// end: what a logit radius allows (docs/math.md, "What a logit ball allows").
 //
 // A [Model] of order n predicts a byte from the n-1 bytes before it with
 // interpolated Kneser-Ney smoothing (Chen and Goodman, 1998, "interpolated
