@@ -66,6 +66,12 @@ type Certificate struct {
 	// texts of the same length differ by at most this in the 2-norm. Unlike Tok2 it does
 	// not change when the embeddings and what reads them are rescaled together.
 	LogitRange Bound `json:"logit_range"`
+	// TokenRadius is the radius of Model.TokenBall, a ball holding every token vector.
+	TokenRadius float64 `json:"token_radius"`
+	// LogitRadius is Tok2 times TokenRadius: at every position, every text's logits lie
+	// within this of one point in the 2-norm, the radius ngram.Floor and the bounded
+	// n-grams take (docs/math.md, "What a logit ball allows").
+	LogitRadius Bound `json:"logit_radius"`
 }
 
 // Certificate computes the certified constants from the current weights: each residual
@@ -101,6 +107,9 @@ func (m *Model) Certificate() (*Certificate, error) {
 	c.TokenDiameter = m.TokenDiameter()
 	if c.TokenDiameter > 0 { // else every text of a length has the same input, and 0 is right
 		c.LogitRange = c.Tok2 * Bound(c.TokenDiameter)
+	}
+	if _, c.TokenRadius = m.TokenBall(); c.TokenRadius > 0 {
+		c.LogitRadius = c.Tok2 * Bound(c.TokenRadius)
 	}
 	return c, nil
 }

@@ -24,6 +24,28 @@ func TestTokenDiameterIsTheFarthestPair(t *testing.T) {
 	}
 }
 
+// TestTokenBallHoldsTheRows: three points whose smallest enclosing circle is their
+// circumcircle, centre (1, 1/4) and radius sqrt(65)/4, further than the origin's 3: the
+// radius returned is the largest distance of a row from the centre returned, within the
+// Badoiu-Clarkson factor of the smallest.
+func TestTokenBallHoldsTheRows(t *testing.T) {
+	cfg := Config{Arch: spec.InvertibleL2, Layers: 1, Heads: 1, Width: 2, Context: 2, Vocab: 3, LipC: 0.5, Dtype: spec.Float64, Std: 0.1, Norm: spec.NoLN}
+	m, err := New(cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(m.Tok.W.Value.Data().([]float64), []float64{3, 0, -1, 0, 0, 2})
+	c, r := m.TokenBall()
+	smallest := math.Sqrt(65) / 4
+	if r < smallest || r > smallest*(1+1/math.Sqrt(ballSteps)) {
+		t.Errorf("radius %v, want within [%v, %v]", r, smallest, smallest*(1+1/math.Sqrt(ballSteps)))
+	}
+	far := math.Max(math.Hypot(3-c[0], c[1]), math.Max(math.Hypot(-1-c[0], c[1]), math.Hypot(c[0], 2-c[1])))
+	if math.Abs(far-r) > 1e-12 {
+		t.Errorf("radius %v about centre %v, but the farthest row is %v from it", r, c, far)
+	}
+}
+
 // TestLogitRangeBoundsEveryPairOfTexts: for models bounded end to end and an unbounded
 // invertible one, no two random texts of the context's length have logits farther apart at
 // any position than the certified logit range, and the range is the token-norm product
@@ -50,6 +72,16 @@ func TestLogitRangeBoundsEveryPairOfTexts(t *testing.T) {
 		if d := m.TokenDiameter(); c.r > 0 && (d > 2*c.r*(1+1e-12) || float64(cert.LogitRange) > 2*c.r*k*(1+1e-6)) {
 			t.Fatalf("embeddings in a ball of radius %g: diameter %v, logit range %v, want at most %g and %g", c.r, d, cert.LogitRange, 2*c.r, 2*c.r*k)
 		}
+		centre, radius := m.TokenBall()
+		if d := m.TokenDiameter(); radius < d/2*(1-1e-12) || radius > d {
+			t.Fatalf("K = %g: token radius %v outside [diameter / 2, diameter] = [%v, %v]", k, radius, d/2, d)
+		}
+		if c.r > 0 && radius > c.r*(1+1e-12) {
+			t.Fatalf("embeddings in a ball of radius %g: token radius %v", c.r, radius)
+		}
+		if got, want := float64(cert.LogitRadius), float64(cert.Tok2)*radius; math.Abs(got-want) > 1e-12*want {
+			t.Fatalf("K = %g: logit radius %v, want %v", k, got, want)
+		}
 		em, err := newEmbeddedMap(m)
 		if err != nil {
 			t.Fatal(err)
@@ -67,7 +99,18 @@ func TestLogitRangeBoundsEveryPairOfTexts(t *testing.T) {
 		}
 		rng := rand.New(rand.NewPCG(7, uint64(k)))
 		u := make([]float64, T*V)
-		var worst float64
+		x0 := make([]float64, T*D) // every token vector at the ball's centre
+		for p := range T {
+			for j := range D {
+				x0[p*D+j] = centre[j] + pos[p*D+j]
+			}
+		}
+		z0, _, err := em.run(x0, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		z0 = append([]float64(nil), z0...)
+		var worst, worstFromCentre float64
 		for range 200 {
 			a, b := make([]int, T), make([]int, T)
 			for p := range T {
@@ -82,19 +125,23 @@ func TestLogitRangeBoundsEveryPairOfTexts(t *testing.T) {
 				t.Fatal(err)
 			}
 			for p := range T {
-				var s float64
+				var s, s0 float64
 				for j := range V {
-					d := za[p*V+j] - zb[p*V+j]
-					s += d * d
+					d, d0 := za[p*V+j]-zb[p*V+j], za[p*V+j]-z0[p*V+j]
+					s, s0 = s+d*d, s0+d0*d0
 				}
 				worst = math.Max(worst, math.Sqrt(s))
+				worstFromCentre = math.Max(worstFromCentre, math.Sqrt(s0))
 			}
 		}
 		em.vm.Close()
 		if worst > float64(cert.LogitRange) {
 			t.Errorf("K = %g: logits of two texts %v apart, above the certified range %v", k, worst, cert.LogitRange)
 		}
-		t.Logf("K = %g: largest logit distance %.4g, certified range %.4g", k, worst, float64(cert.LogitRange))
+		if worstFromCentre > float64(cert.LogitRadius) {
+			t.Errorf("K = %g: logits of a text %v from those of the centre's input, above the certified radius %v", k, worstFromCentre, cert.LogitRadius)
+		}
+		t.Logf("K = %g: largest logit distance %.4g, certified range %.4g; from the centre %.4g, certified radius %.4g", k, worst, float64(cert.LogitRange), worstFromCentre, float64(cert.LogitRadius))
 	}
 }
 

@@ -6,12 +6,16 @@
 // and no -ckpt it scores only those. With -radius R (and -radius-curve N) it also reports
 // the fraction of the scored bytes whose top-1 byte is certified not to change under any
 // perturbation of the input embeddings of token norm at most R, and the median certified
-// radius (docs/math.md, "What the certificate buys").
+// radius (docs/math.md, "What the certificate buys"). With -logit-radius rho (and always
+// for a model bounded end to end, at its certified logit radius) it reports the floor no
+// model whose logits stay within rho of one point per position can score below, and
+// bounded count models (docs/math.md, "What a logit ball allows").
 //
 //	go run ./cmd/eval -ckpt out/run -split test
 //	go run ./cmd/eval -ckpt out/run -split valid -ablate attention
 //	go run ./cmd/eval -ckpt out/run -ngram 5
 //	go run ./cmd/eval -ckpt out/run -split valid -radius 0.01,0.1,1 -radius-curve 40 -json
+//	go run ./cmd/eval -ckpt out/run -logit-radius 2,10
 //	go run ./cmd/eval -data shakespeare -ngram 5 -ngram-all
 package main
 
@@ -67,6 +71,9 @@ type result struct {
 	// Radius is what the certificate guarantees about the top-1 bytes (-radius,
 	// -radius-curve).
 	Radius *train.RadiusReport `json:"radius,omitempty"`
+	// LogitBall is what each logit radius allows on the split: -logit-radius's, or the
+	// certified one of a model bounded end to end.
+	LogitBall []ballReport `json:"logit_ball,omitempty"`
 }
 
 // baselineResult is the -json output with -data and -ngram but no -ckpt.
@@ -91,6 +98,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	stride := fs.Int("stride", 0, "advance the evaluation windows of the context T by `S` bytes and score only the bytes no earlier window scored, each after at least T-S+1 bytes of context (1: the sliding window of published enwik8 numbers, at T times the cost); 0: S = T, consecutive windows")
 	ngramAll := fs.Bool("ngram-all", false, "with -ngram N, score every order from 1 to N")
 	radiusFlag := fs.String("radius", "", "comma-separated radii `R`: report the fraction of the scored bytes whose top-1 byte is certified not to change under any perturbation of the input embeddings of token norm at most R, and the median certified radius (a second pass over the split)")
+	ballFlag := fs.String("logit-radius", "", "comma-separated logit radii `rho`: report the floor no model whose logits at a position stay within rho of one point can score below on the split, and bounded bigram and trigram count models (docs/math.md, \"What a logit ball allows\"); a model bounded end to end (-lip-k) reports its certified radius without this")
 	curve := fs.Int("radius-curve", 0, "also report the certified fraction at `N` radii spaced evenly in log R across the certified radii met, for plot -radius (0: none)")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
@@ -112,6 +120,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	var balls []float64
+	if *ballFlag != "" {
+		var err error
+		if balls, err = cli.PositiveFloats("-logit-radius", *ballFlag); err != nil {
+			return err
+		}
+	}
 	if *curve < 0 {
 		return fmt.Errorf("-radius-curve %d, want >= 0 (0: no curve)", *curve)
 	}
@@ -125,6 +140,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		if certify {
 			return fmt.Errorf("-radius and -radius-curve need -ckpt")
+		}
+		if balls != nil {
+			return fmt.Errorf("-logit-radius needs -ckpt: the floor groups the split by the model's window offsets")
 		}
 		return runBaselines(ctx, *dataSpec, *dataDir, *split, orders, *asJSON, stdout, cli.Logger(stderr))
 	}
@@ -212,6 +230,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	var lip, tokenRadius float64
+	certified := -1
+	if m.Cfg.LipK > 0 && *ablate == "" {
+		cert, err := m.Certificate()
+		if err != nil {
+			return err
+		}
+		lip, tokenRadius = float64(cert.Tok2), cert.TokenRadius
+		certified, balls = 0, append([]float64{float64(cert.LogitRadius)}, balls...)
+	}
+	if balls != nil {
+		if res.LogitBall, err = logitBall(corpus.Train, text, tokens, corpus.Vocab.Bytes(), m.Cfg.Context, res.Stride, balls, certified, cli.Logger(stderr)); err != nil {
+			return fmt.Errorf("-logit-radius: %w", err)
+		}
+	}
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(res)
 	}
@@ -229,6 +262,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if res.Radius != nil {
 		printRadius(stdout, res.Radius)
 	}
+	printLogitBall(stdout, corpus.Name, *split, res.LogitBall, lip, tokenRadius)
 	return nil
 }
 
