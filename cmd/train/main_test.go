@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"lipformer/data"
+	"lipformer/model"
 	"lipformer/ngram"
 	"lipformer/train"
 )
@@ -92,6 +93,21 @@ func TestReportShowsBaselines(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "n-gram baselines of the test split: bigram 3.5100, trigram 2.8200, 5-gram 2.2000\n"
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("report:\n%s\nwant a line with %q", out.String(), want)
+	}
+}
+
+// TestReportShowsTheCertificate: a summary with a certificate prints its constants, its
+// logit range and its logit radius.
+func TestReportShowsTheCertificate(t *testing.T) {
+	sum := &train.Summary{Corpus: "opticks", Steps: 10, FinalValBPC: 3.6, ValBytes: 99,
+		Certificate: &model.Certificate{N: 64, Inf: 3, Two: 2, Tok2: 10, TokenDiameter: 1.9, LogitRange: 19, TokenRadius: 0.99, LogitRadius: 9.9}}
+	var out bytes.Buffer
+	if err := report(&out, &train.Run{Out: t.TempDir()}, sum, false, 0); err != nil {
+		t.Fatal(err)
+	}
+	want := "10 (token norm); certified logit range 19 (the token embedding's diameter 1.9) and radius 9.9"
 	if !strings.Contains(out.String(), want) {
 		t.Errorf("report:\n%s\nwant a line with %q", out.String(), want)
 	}
