@@ -38,6 +38,10 @@ type Settings struct {
 	// and for invertible-l2 the MLP gain and RecipeMLPBlocks MLP sub-blocks sharing the
 	// preset's MLP width), not as [K] builds them; the other architectures are unchanged.
 	Recipe bool
+	// Muon > 0 trains the blocks' matrices with Muon at Muon times the learning rate
+	// (train.AdamConfig.Muon), in Go and in PyTorch; the measurements' names then end in
+	// "+muon".
+	Muon float64
 }
 
 // Measurement is one timed program at one configuration: one JSON object of cmd/bench's
@@ -152,10 +156,14 @@ func NewJob(p model.Preset, arch spec.Arch, s Settings) Job {
 // ArchName is the job's architecture as measurements name it: "+recipe" after it for a
 // certified recipe.
 func (j Job) ArchName() string {
+	name := j.Cfg.Arch.String()
 	if j.Set.Recipe && (j.Cfg.Arch == spec.ContractiveL2 || j.Cfg.Arch == spec.InvertibleL2) {
-		return j.Cfg.Arch.String() + "+recipe"
+		name += "+recipe"
 	}
-	return j.Cfg.Arch.String()
+	if j.Set.Muon > 0 {
+		name += "+muon"
+	}
+	return name
 }
 
 // Measure times one mode of the job on a fresh model (initialised from the seed): the

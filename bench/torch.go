@@ -38,18 +38,26 @@ type StepOptions struct {
 	WeightDecay float64 `json:"weight_decay"`
 	Clip        float64 `json:"clip"`
 	Seed        uint64  `json:"seed"`
+	Muon        float64 `json:"muon,omitempty"` // Muon's learning-rate scale for the blocks' matrices; 0: AdamW for all
 }
 
-// DefaultStepOptions are the settings the train mode uses.
+// DefaultStepOptions are the settings the train mode uses, with AdamW for every parameter.
 func DefaultStepOptions(seed uint64) StepOptions {
 	o := train.DefaultOptions()
 	a := o.AdamConfig()
 	return StepOptions{LR: o.LR, Beta1: a.Beta1, Beta2: a.Beta2, Eps: a.Eps, WeightDecay: a.WeightDecay, Clip: o.Clip, Seed: seed}
 }
 
+// stepOptions are the job's training settings: DefaultStepOptions with the job's Muon.
+func (j Job) stepOptions() StepOptions {
+	o := DefaultStepOptions(j.Set.Seed)
+	o.Muon = j.Set.Muon
+	return o
+}
+
 // adam is the optimizer configuration of the options.
 func (o StepOptions) adam() train.AdamConfig {
-	return train.AdamConfig{Beta1: o.Beta1, Beta2: o.Beta2, Eps: o.Eps, WeightDecay: o.WeightDecay}
+	return train.AdamConfig{Beta1: o.Beta1, Beta2: o.Beta2, Eps: o.Eps, WeightDecay: o.WeightDecay, Muon: o.Muon}
 }
 
 // WriteCheckpoint saves m with the job's batch and optimizer settings to path, for
@@ -63,7 +71,7 @@ func (j Job) WriteCheckpoint(m *model.Model, path string) error {
 	for i := range in {
 		in[i], tg[i] = int64(j.Inputs[i]), int64(j.Targets[i])
 	}
-	opts, err := json.Marshal(DefaultStepOptions(j.Set.Seed))
+	opts, err := json.Marshal(j.stepOptions())
 	if err != nil {
 		return err
 	}

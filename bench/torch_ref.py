@@ -39,7 +39,8 @@ variance); attention is causal with the diagonal always kept. The loss is the me
 cross-entropy over targets >= 0. Training is AdamW as train/adam.go: decoupled decay
 p <- p (1 - lr wd) on the matrices of linear and attention maps (the token table only when
 tied), bias corrections, eps added to sqrt(v_hat), temperatures, position biases and MLP
-gains at SCALAR_LR times the learning rate; the gradient is clipped to a global norm as
+gains at SCALAR_LR times the learning rate, and with the option muon (bench -muon, train
+--muon) Muon for the blocks' weight matrices as train/muon.go; the gradient is clipped to a global norm as
 train.ClipGlobalNorm (scaled by clip/norm when norm > clip, no epsilon). One power-iteration
 step of the spectral normalisations and token-norm bounds runs before each training step,
 as train.Stepper.
@@ -136,6 +137,7 @@ def parse_args(argv):
     ap.add_argument("--beta2", type=float, default=0.99, help="train: Adam beta2")
     ap.add_argument("--weight-decay", type=float, default=0.1, help="train: AdamW decay of matrices")
     ap.add_argument("--clip", type=float, default=1.0, help="train: global gradient-norm clip")
+    ap.add_argument("--muon", type=float, default=0.0, help="train: Muon for the blocks' matrices at this times --lr (0: AdamW for all)")
     ap.add_argument("--eval-every", type=int, default=250, help="train: steps between validations")
     a = ap.parse_args(argv)
     if a.steps < 1 or a.warmup < 0 or min(a.threads, a.interop_threads, a.blas_threads) < 1:
@@ -663,17 +665,53 @@ class LM:
         return sum(t.numel() for t in self.params.values())
 
 
+class Muon:
+    """Muon (train/muon.go) for the blocks' weight matrices: momentum m <- mu m + g, the
+    Nesterov direction u = g + mu m scaled to Frobenius norm 1, five Newton-Schulz steps of
+    Jordan et al.'s quintic on the wide orientation of u, and p <- (1 - lr wd) p - lr
+    sqrt(max(1, cols/rows)) O for a weight applied as x p (rows = fan-in)."""
+
+    MOMENTUM, A, B, C = 0.95, 3.4445, -4.7750, 2.0315
+
+    def __init__(self, params, weight_decay):
+        self.params = params
+        self.wd = weight_decay
+        self.m = [torch.zeros_like(t) for t in params]
+
+    @torch.no_grad()
+    def step(self, lr):
+        for p, m in zip(self.params, self.m):
+            rows, cols = p.shape
+            m.mul_(self.MOMENTUM).add_(p.grad)
+            u = p.grad + self.MOMENTUM * m
+            x = u.t() if rows > cols else u
+            x = x / (torch.linalg.norm(x) + 1e-7)
+            for _ in range(5):
+                a = x @ x.t()
+                x = self.A * x + (self.C * (a @ a) + self.B * a) @ x
+            o = x.t() if rows > cols else x
+            p.mul_(1 - lr * self.wd).sub_(lr * math.sqrt(max(1.0, cols / rows)) * o)
+
+
 class Trainer:
     """AdamW (train/adam.go) with global-norm clipping (train/clip.go): decayed matrices, the
-    other parameters at the learning rate, and the scalars at SCALAR_LR times it."""
+    other parameters at the learning rate, and the scalars at SCALAR_LR times it; with
+    opts["muon"] > 0 the blocks' weight matrices (model.Matrices: decayed, two dimensions,
+    inside a block) take Muon at muon times the learning rate instead."""
 
     def __init__(self, lm, opts):
         self.lm = lm
         self.clip = opts["clip"]
+        self.muon_scale = opts.get("muon", 0)
+        matrices = [n for n, t in lm.params.items()
+                    if self.muon_scale > 0 and re.match(r"h\d+\.", n) and lm.decays(n) and t.dim() == 2]
+        self.muon = Muon([lm.params[n] for n in matrices], opts["weight_decay"]) if matrices else None
+        self.lr = opts["lr"]
         groups = {}
         for n, t in lm.params.items():
-            groups.setdefault((lm.decays(n), lm.lr_scale(n)), []).append(t)
-        self.params = [t for ts in groups.values() for t in ts]
+            if n not in matrices:
+                groups.setdefault((lm.decays(n), lm.lr_scale(n)), []).append(t)
+        self.params = [t for ts in groups.values() for t in ts] + [lm.params[n] for n in matrices]
         self.opt = torch.optim.AdamW([{"params": ts, "weight_decay": opts["weight_decay"] if decay else 0.0,
                                        "lr": opts["lr"] * scale, "lr_scale": scale}
                                       for (decay, scale), ts in groups.items()],
@@ -681,6 +719,7 @@ class Trainer:
 
     def set_lr(self, lr):
         """Sets the learning rate, times each group's scale."""
+        self.lr = lr
         for g in self.opt.param_groups:
             g["lr"] = lr * g["lr_scale"]
 
@@ -698,6 +737,8 @@ class Trainer:
             for g in grads:
                 g.mul_(self.clip / norm)
         self.opt.step()
+        if self.muon is not None:
+            self.muon.step(self.lr * self.muon_scale)
         return loss.item()
 
 
@@ -892,7 +933,7 @@ def cmd_train(a):
     lm = LM(cfg, {"float32": torch.float32, "float64": torch.float64}[cfg["dtype"]])
     gen = torch.Generator().manual_seed(a.seed)
     lm.init(gen)
-    opts = dict(lr=a.lr, beta1=0.9, beta2=a.beta2, eps=1e-8, weight_decay=a.weight_decay, clip=a.clip)
+    opts = dict(lr=a.lr, beta1=0.9, beta2=a.beta2, eps=1e-8, weight_decay=a.weight_decay, clip=a.clip, muon=a.muon)
     tr = Trainer(lm, opts)
     T, began = lm.T, time.time()
     for step in range(a.iters):

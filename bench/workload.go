@@ -102,10 +102,10 @@ func trainWorkload[T train.Float](m *model.Model, j Job) (*Workload, error) {
 }
 
 // jobStepper makes a training stepper of m with the default options' Adam settings and
-// clip (DefaultStepOptions), loaded with the job's batch, and returns the options'
+// clip (Job.stepOptions), loaded with the job's batch, and returns the options'
 // constant peak learning rate. The caller closes it.
 func jobStepper[T train.Float](m *model.Model, j Job) (*train.Stepper[T], float64, error) {
-	o := DefaultStepOptions(j.Set.Seed)
+	o := j.stepOptions()
 	st, err := train.NewStepper[T](m, j.Preset.Batch, train.StepConfig{Adam: o.adam(), Clip: o.Clip, Seed: o.Seed})
 	if err != nil {
 		return nil, 0, err

@@ -61,7 +61,9 @@ func tinyPreset(t *testing.T) model.Preset {
 // architectures, and the certified recipes of contractive-l2 and invertible-l2 with their
 // temperatures, position biases and MLP gains moved off their initial values
 // (perturbScalars), so that the step-0 loss depends on them and weight decay would move
-// them.
+// them; and dp and the invertible recipe with the blocks' matrices stepped by Muon (its
+// Newton-Schulz iteration, step scale and weight decay: a first step does not see the
+// momentum, which train's tests check against a gonum transcription).
 func TestTorchLossEquality(t *testing.T) {
 	r := torchRunner(t)
 	p := tinyPreset(t)
@@ -73,8 +75,10 @@ func TestTorchLossEquality(t *testing.T) {
 		for _, c := range []struct {
 			arch   spec.Arch
 			recipe bool
-		}{{spec.DP, false}, {spec.L2, false}, {spec.InvertibleL2, false}, {spec.ContractiveL2, true}, {spec.InvertibleL2, true}} {
-			j := bench.NewJob(p, c.arch, bench.Settings{Seed: 7, Dtype: dtype, Steps: 1, Recipe: c.recipe})
+			muon   float64
+		}{{spec.DP, false, 0}, {spec.L2, false, 0}, {spec.InvertibleL2, false, 0}, {spec.ContractiveL2, true, 0}, {spec.InvertibleL2, true, 0},
+			{spec.DP, false, 10}, {spec.InvertibleL2, true, 10}} {
+			j := bench.NewJob(p, c.arch, bench.Settings{Seed: 7, Dtype: dtype, Steps: 1, Recipe: c.recipe, Muon: c.muon})
 			t.Run(dtype.String()+"/"+j.ArchName(), func(t *testing.T) {
 				m, err := model.New(j.Cfg, j.Set.Seed)
 				if err != nil {

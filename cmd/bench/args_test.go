@@ -28,12 +28,13 @@ func TestDeprecatedNames(t *testing.T) {
 	}
 }
 
-// TestRecipeFlag: -recipe sets the plan's recipe setting, with -torch too.
+// TestRecipeFlag: -recipe sets the plan's recipe setting and -muon its Muon scale, with
+// -torch too.
 func TestRecipeFlag(t *testing.T) {
-	for _, args := range [][]string{{"-recipe"}, {"-recipe", "-torch"}} {
+	for _, args := range [][]string{{"-recipe", "-muon", "3"}, {"-recipe", "-torch", "-muon", "3"}} {
 		o, err := parseFlags(args, io.Discard)
-		if err != nil || !o.plan.Set.Recipe {
-			t.Errorf("%v: %v, recipe %v", args, err, o.plan.Set.Recipe)
+		if err != nil || !o.plan.Set.Recipe || o.plan.Set.Muon != 3 {
+			t.Errorf("%v: %v, recipe %v, muon %v", args, err, o.plan.Set.Recipe, o.plan.Set.Muon)
 		}
 	}
 }

@@ -29,6 +29,8 @@ func TestBadFlagsGiveClearErrors(t *testing.T) {
 		{[]string{"-sample-window", "slide"}, `-sample-window "slide", want shift or none`},
 		{[]string{"-torch", "-sample-batch", "4"}, "-sample-batch 4, want >= 1, and 1 with -torch"},
 		{[]string{"-warmup-reps", "-1"}, "-warmup-reps -1"},
+		{[]string{"-muon", "-1"}, "-muon -1"},
+		{[]string{"-muon", "Inf"}, "-muon +Inf"},
 		{[]string{"-dtype", "float16"}, "float16"},
 		{[]string{"-loss-tol", "0"}, "-loss-tol"},
 		{[]string{"-torch", "-torch-threads", "0"}, "-torch-threads 0"},

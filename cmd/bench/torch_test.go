@@ -25,7 +25,8 @@ func testRunner(t *testing.T) bench.Torch {
 
 // TestTorchRunTimes runs the -torch path end to end with one timed step: for l2, and
 // for the certified recipes of contractive-l2 and invertible-l2 (-recipe), whose every
-// record, Go's and PyTorch's, is named arch+recipe.
+// record, Go's and PyTorch's, is named arch+recipe, and for the invertible recipe trained
+// with Muon (-muon), named arch+recipe+muon.
 func TestTorchRunTimes(t *testing.T) {
 	r := testRunner(t)
 	for _, c := range []struct {
@@ -37,6 +38,8 @@ func TestTorchRunTimes(t *testing.T) {
 			map[string]int{"go": 2, "torch": 2, "compare": 2, "loss-check": 1}},
 		{[]string{"-archs", "contractive-l2,invertible-l2", "-modes", "train", "-recipe"}, []string{"contractive-l2+recipe", "invertible-l2+recipe"},
 			map[string]int{"go": 2, "torch": 2, "compare": 2, "loss-check": 2}},
+		{[]string{"-archs", "invertible-l2", "-modes", "train", "-recipe", "-muon", "10"}, []string{"invertible-l2+recipe+muon"},
+			map[string]int{"go": 1, "torch": 1, "compare": 1, "loss-check": 1}},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			args := append([]string{"-configs", "tiny", "-reps", "1", "-warmup-reps", "0", "-json",
