@@ -13,15 +13,22 @@ import (
 // is the distance of the farthest pair (4, between the first two rows), not the largest
 // norm (3) nor twice it (6).
 func TestTokenDiameterIsTheFarthestPair(t *testing.T) {
+	m := threePoints(t)
+	if got := m.TokenDiameter(); math.Abs(got-4) > 1e-12 {
+		t.Fatalf("diameter %v, want 4", got)
+	}
+}
+
+// threePoints is a model of width 2 whose token table's rows are (3, 0), (-1, 0), (0, 2).
+func threePoints(t *testing.T) *Model {
+	t.Helper()
 	cfg := Config{Arch: spec.InvertibleL2, Layers: 1, Heads: 1, Width: 2, Context: 2, Vocab: 3, LipC: 0.5, Dtype: spec.Float64, Std: 0.1, Norm: spec.NoLN}
 	m, err := New(cfg, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	copy(m.Tok.W.Value.Data().([]float64), []float64{3, 0, -1, 0, 0, 2})
-	if got := m.TokenDiameter(); math.Abs(got-4) > 1e-12 {
-		t.Fatalf("diameter %v, want 4", got)
-	}
+	return m
 }
 
 // TestTokenBallHoldsTheRows: three points whose smallest enclosing circle is their
@@ -29,12 +36,7 @@ func TestTokenDiameterIsTheFarthestPair(t *testing.T) {
 // radius returned is the largest distance of a row from the centre returned, within the
 // Badoiu-Clarkson factor of the smallest.
 func TestTokenBallHoldsTheRows(t *testing.T) {
-	cfg := Config{Arch: spec.InvertibleL2, Layers: 1, Heads: 1, Width: 2, Context: 2, Vocab: 3, LipC: 0.5, Dtype: spec.Float64, Std: 0.1, Norm: spec.NoLN}
-	m, err := New(cfg, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	copy(m.Tok.W.Value.Data().([]float64), []float64{3, 0, -1, 0, 0, 2})
+	m := threePoints(t)
 	c, r := m.TokenBall()
 	smallest := math.Sqrt(65) / 4
 	if r < smallest || r > smallest*(1+1/math.Sqrt(ballSteps)) {

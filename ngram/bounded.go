@@ -112,17 +112,5 @@ func (m *Bounded) row(h uint64, n int) int {
 // BoundedBaselines trains a bounded model of each order and logit radius rho on train and
 // returns the bits per byte of each on eval, in the order of orders.
 func BoundedBaselines(train, eval, vocab []byte, orders []int, rho float64) ([]Result, error) {
-	results := make([]Result, 0, len(orders))
-	for _, n := range orders {
-		m, err := TrainBounded(train, n, vocab, rho)
-		if err != nil {
-			return nil, err
-		}
-		bpc, err := m.BPC(eval)
-		if err != nil {
-			return nil, err
-		}
-		results = append(results, Result{Order: n, BPC: bpc})
-	}
-	return results, nil
+	return scoreEach(eval, orders, func(n int) (scorer, error) { return TrainBounded(train, n, vocab, rho) })
 }

@@ -272,9 +272,20 @@ func Format(results []Result) string {
 // Baselines trains a model of each order on train and returns the bits per
 // byte of each on eval ([Model.BPC]), in the order of orders.
 func Baselines(train, eval, vocab []byte, orders []int) ([]Result, error) {
+	return scoreEach(eval, orders, func(n int) (scorer, error) { return Train(train, n, vocab) })
+}
+
+// scorer is a trained model that scores a text in bits per byte.
+type scorer interface {
+	BPC(text []byte) (float64, error)
+}
+
+// scoreEach trains a model of each order with fit and returns the bits per
+// byte of each on eval, in the order of orders.
+func scoreEach(eval []byte, orders []int, fit func(order int) (scorer, error)) ([]Result, error) {
 	results := make([]Result, 0, len(orders))
 	for _, n := range orders {
-		m, err := Train(train, n, vocab)
+		m, err := fit(n)
 		if err != nil {
 			return nil, err
 		}

@@ -136,16 +136,19 @@ func againstChart(files, key, metric, title string) (plotting.Chart, error) {
 }
 
 // readSummary reads a summary file.
-func readSummary(path string) (*train.Summary, error) {
+func readSummary(path string) (*train.Summary, error) { return readJSON[train.Summary](path) }
+
+// readJSON reads the JSON file at path into a T; an error names the file.
+func readJSON[T any](path string) (*T, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	var s train.Summary
-	if err := json.Unmarshal(b, &s); err != nil {
+	var v T
+	if err := json.Unmarshal(b, &v); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return &s, nil
+	return &v, nil
 }
 
 // runName names a summary file by its run: the directory of a summary.json, else the file

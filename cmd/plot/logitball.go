@@ -2,10 +2,8 @@ package main
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -109,16 +107,12 @@ func plotLogitBall(files, title, out string, stdout io.Writer) error {
 
 // readEvalBall reads eval's -json output at path.
 func readEvalBall(path string) (*evalBall, error) {
-	b, err := os.ReadFile(path)
+	e, err := readJSON[evalBall](path)
 	if err != nil {
 		return nil, err
-	}
-	var e evalBall
-	if err := json.Unmarshal(b, &e); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if e.Checkpoint == "" {
 		return nil, fmt.Errorf("%s is not eval -json output (no checkpoint)", path)
 	}
-	return &e, nil
+	return e, nil
 }

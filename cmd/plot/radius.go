@@ -2,10 +2,8 @@ package main
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -59,16 +57,12 @@ func plotRadius(files, title, out string, stdout io.Writer) error {
 
 // readEvalRadius reads eval's -json output at path, which must hold radii at positive R.
 func readEvalRadius(path string) (*evalRadius, error) {
-	b, err := os.ReadFile(path)
+	e, err := readJSON[evalRadius](path)
 	if err != nil {
 		return nil, err
-	}
-	var e evalRadius
-	if err := json.Unmarshal(b, &e); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if e.Radius == nil || len(e.Radius.Points)+len(e.Radius.Curve) == 0 {
 		return nil, fmt.Errorf("%s holds no certified radii: write it with eval -radius R -radius-curve N -json", path)
 	}
-	return &e, nil
+	return e, nil
 }
