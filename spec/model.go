@@ -150,7 +150,8 @@ func (m Model) Validate() error {
 		bad("lip_k %g, want finite and >= 0 (0: none)", m.LipK)
 	}
 	if m.LipK > 0 && (m.Arch != InvertibleL2 || m.L2Bound != ops.BoundTok2 || m.Tie) {
-		bad("lip_k with arch %v, l2_bound %v and tie %t: a model bounded end to end is invertible-l2 under the token2 bound with an untied head", m.Arch, m.L2Bound, m.Tie)
+		bad("lip_k with arch %v, l2_bound %v and tie %t: a model bounded end to end is invertible-l2 under the token2 bound with an untied head "+
+			"(the contractive construction's certified form, ball norms before the branches, is invertible-l2 with norm ball)", m.Arch, m.L2Bound, m.Tie)
 	}
 	if !(m.EmbedRadius >= 0) || math.IsInf(m.EmbedRadius, 0) {
 		bad("embed_radius %g, want finite and >= 0 (0: none)", m.EmbedRadius)
