@@ -279,3 +279,99 @@ func TestBoundedErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestBumpMapRealisesABoundedModel checks the construction of docs/math.md ("What a radius
+// certainly allows"): with token vectors at least delta apart and logit vectors z(X)
+// within r = K delta / 2 of c, one for each window X, the map F(Y) = c + sum_X
+// max(0, 1 - 2 ||Y - X||_tok / delta) (z(X) - c) equals z on every window and is
+// K-Lipschitz in the token norm: over random pairs of points near windows, on segments
+// between them and at random, no ratio exceeds K. Three tokens on a regular simplex in the
+// unit ball of the plane (delta = sqrt 3), windows of 2.
+func TestBumpMapRealisesABoundedModel(t *testing.T) {
+	const k, T, D, V = 2.0, 2, 2, 4
+	rng := rand.New(rand.NewPCG(9, 10))
+	tokens := [][]float64{{1, 0}, {-0.5, math.Sqrt(3) / 2}, {-0.5, -math.Sqrt(3) / 2}}
+	delta := math.Sqrt(3)
+	r := k * delta / 2
+	c := []float64{0.3, -0.2, 0.1, 0.5}
+	var windows [][]float64 // (T*D) each
+	var logits [][]float64  // (V) each, within r of c
+	for a := range tokens {
+		for b := range tokens {
+			windows = append(windows, append(append([]float64(nil), tokens[a]...), tokens[b]...))
+			v := make([]float64, V)
+			for j := range v {
+				v[j] = rng.NormFloat64()
+			}
+			s := r * math.Pow(rng.Float64(), 0.2) / norm(v) // mostly near the sphere
+			z := make([]float64, V)
+			for j := range z {
+				z[j] = c[j] + s*v[j]
+			}
+			logits = append(logits, z)
+		}
+	}
+	tok := func(x, y []float64) float64 { // the token norm of x - y
+		var m float64
+		for i := 0; i < T; i++ {
+			var s float64
+			for j := 0; j < D; j++ {
+				d := x[i*D+j] - y[i*D+j]
+				s += d * d
+			}
+			m = math.Max(m, math.Sqrt(s))
+		}
+		return m
+	}
+	f := func(y []float64) []float64 {
+		out := append([]float64(nil), c...)
+		for w, x := range windows {
+			if phi := 1 - 2*tok(y, x)/delta; phi > 0 {
+				for j := range out {
+					out[j] += phi * (logits[w][j] - c[j])
+				}
+			}
+		}
+		return out
+	}
+	dist := func(a, b []float64) float64 {
+		var s float64
+		for j := range a {
+			s += (a[j] - b[j]) * (a[j] - b[j])
+		}
+		return math.Sqrt(s)
+	}
+	for w, x := range windows {
+		if d := dist(f(x), logits[w]); d > 1e-12 {
+			t.Errorf("window %d: F is %g away from its logits", w, d)
+		}
+	}
+	near := func() []float64 { // a point in or near a random window's bump
+		x := windows[rng.IntN(len(windows))]
+		y := make([]float64, T*D)
+		for i := range y {
+			y[i] = x[i] + rng.NormFloat64()*delta*0.3*rng.Float64()
+		}
+		return y
+	}
+	worst := 0.0
+	for range 20000 {
+		y1, y2 := near(), near()
+		if rng.IntN(3) == 0 { // a close pair on the segment from y1 to y2
+			s := rng.Float64()
+			for i := range y2 {
+				y2[i] = y1[i] + s*(y2[i]-y1[i])*0.05
+			}
+		}
+		if d := tok(y1, y2); d > 0 {
+			worst = math.Max(worst, dist(f(y1), f(y2))/d)
+		}
+	}
+	if worst > k*(1+1e-9) {
+		t.Errorf("largest ratio %.6f, above K = %g", worst, k)
+	}
+	if worst < 0.5*k {
+		t.Errorf("largest ratio %.6f: the search never came near K = %g", worst, k)
+	}
+	t.Logf("largest ratio %.4f of K = %g", worst, k)
+}
