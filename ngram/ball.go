@@ -3,6 +3,8 @@ package ngram
 import (
 	"fmt"
 	"math"
+
+	"lipformer/kernel"
 )
 
 // ballFit is a set of logit vectors, one to a row of counts, that lie within a distance
@@ -22,6 +24,7 @@ type ballFit struct {
 const (
 	ballTol     = 1e-6
 	ballMaxIter = 20000
+	ballBlock   = 64 // rows to a block of the parallel gradient
 )
 
 // fitBall returns the logit vectors z_h = c + v_h, ||v_h||_2 <= rho, that minimise the
@@ -33,9 +36,10 @@ const (
 // the minimum found is the minimum. It is solved by accelerated projected gradient (FISTA
 // with gradient restart) in the metric diag(1, w_h), w_h = N_h / N: there the objective's
 // gradient is 1-Lipschitz, because the Hessian of LSE has eigenvalues at most 1/2 and
-// (dc + dv_h)^2 <= 2 (dc^2 + dv_h^2), so the step is 1. It stops when a step moves the
-// point by less than tol in that metric. Rows with no counts are left at c. The rows are
-// divided by their sums in place.
+// (dc + dv_h)^2 <= 2 (dc^2 + dv_h^2), so the step is 1. Blocks of rows run on the
+// cores, their sums added in block order, so the fit is the same on any number of cores.
+// It stops when a step moves the point by less than tol in that metric. Rows with no
+// counts are left at c. The rows are divided by their sums in place.
 func fitBall(rows [][]float64, rho, tol float64) (*ballFit, error) {
 	if len(rows) == 0 {
 		return nil, fmt.Errorf("ngram: a logit ball fit needs at least one row of counts")
@@ -73,47 +77,57 @@ func fitBall(rows [][]float64, rho, tol float64) (*ballFit, error) {
 	x := newBallPoint(len(rows), v)    // the iterate
 	prev := newBallPoint(len(rows), v) // the one before
 	y := newBallPoint(len(rows), v)    // the extrapolated point the gradient is taken at
-	grad := newBallPoint(len(rows), v)
-	s := make([]float64, v)
+	blocks := (len(rows) + ballBlock - 1) / ballBlock
+	gradC := make([]float64, blocks*v) // each block's part of the gradient over c
+	step2s, restarts := make([]float64, blocks), make([]float64, blocks)
 	t := 1.0
 	fit := &ballFit{}
 	for fit.iters = 1; fit.iters <= ballMaxIter; fit.iters++ {
-		// grad.v[h] = softmax(c + v_h) - p_h, the gradient over v_h divided by w_h;
-		// grad.c = sum_h w_h grad.v[h], the gradient over c.
-		clear(grad.c)
-		for h := range rows {
-			if w[h] == 0 {
-				continue
-			}
-			softmaxShifted(y.c, y.v[h], s)
-			for j := range s {
-				g := s[j] - p[h][j]
-				grad.v[h][j] = g
-				grad.c[j] += w[h] * g
-			}
-		}
 		prev, x = x, prev
+		// Each block of rows, on the cores: the gradient over v_h divided by w_h,
+		// softmax(c + v_h) - p_h, its w_h-weighted part of the gradient over c, and the
+		// projected step of v_h with its parts of the step's norm and of the restart test.
+		// The parts are summed in block order, so the fit does not depend on the cores.
+		kernel.ParallelFor(blocks, ballBlock*v*8, func(_, lo, hi int) {
+			g := make([]float64, v)
+			for b := lo; b < hi; b++ {
+				gc := gradC[b*v : (b+1)*v]
+				clear(gc)
+				step2s[b], restarts[b] = 0, 0
+				for h := b * ballBlock; h < min(len(rows), (b+1)*ballBlock); h++ {
+					if w[h] == 0 {
+						copy(x.v[h], y.v[h])
+						continue
+					}
+					softmaxShifted(y.c, y.v[h], g)
+					for j := range g {
+						g[j] -= p[h][j]
+						gc[j] += w[h] * g[j]
+						x.v[h][j] = y.v[h][j] - g[j]
+					}
+					projectBall(x.v[h], rho)
+					for j := range g {
+						d := x.v[h][j] - y.v[h][j]
+						step2s[b] += w[h] * d * d
+						restarts[b] -= w[h] * d * (x.v[h][j] - prev.v[h][j])
+					}
+				}
+			}
+		})
 		var step2, restart float64
 		for j := range v {
-			x.c[j] = y.c[j] - grad.c[j]
+			var gj float64
+			for b := range blocks {
+				gj += gradC[b*v+j]
+			}
+			x.c[j] = y.c[j] - gj
 			d := x.c[j] - y.c[j]
 			step2 += d * d
-			restart += (y.c[j] - x.c[j]) * (x.c[j] - prev.c[j])
+			restart -= d * (x.c[j] - prev.c[j])
 		}
-		for h := range rows {
-			if w[h] == 0 {
-				copy(x.v[h], y.v[h])
-				continue
-			}
-			for j := range v {
-				x.v[h][j] = y.v[h][j] - grad.v[h][j]
-			}
-			projectBall(x.v[h], rho)
-			for j := range v {
-				d := x.v[h][j] - y.v[h][j]
-				step2 += w[h] * d * d
-				restart += w[h] * (y.v[h][j] - x.v[h][j]) * (x.v[h][j] - prev.v[h][j])
-			}
+		for b := range blocks {
+			step2 += step2s[b]
+			restart += restarts[b]
 		}
 		fit.residual = math.Sqrt(step2)
 		if fit.residual < tol {
@@ -129,6 +143,7 @@ func fitBall(rows [][]float64, rho, tol float64) (*ballFit, error) {
 	}
 	fit.iters = min(fit.iters, ballMaxIter)
 	fit.center, fit.offsets = x.c, x.v
+	s := make([]float64, v)
 	for h := range rows {
 		if w[h] > 0 {
 			fit.loss += w[h] * crossEntropy(x.c, x.v[h], p[h], s)
@@ -159,16 +174,18 @@ func newBallPoint(rows, vocab int) *ballPoint {
 	return p
 }
 
-// extrapolate sets p to x + beta (x - prev).
+// extrapolate sets p to x + beta (x - prev), the rows on the cores.
 func (p *ballPoint) extrapolate(x, prev *ballPoint, beta float64) {
 	for j := range p.c {
 		p.c[j] = x.c[j] + beta*(x.c[j]-prev.c[j])
 	}
-	for h := range p.v {
-		for j := range p.v[h] {
-			p.v[h][j] = x.v[h][j] + beta*(x.v[h][j]-prev.v[h][j])
+	kernel.ParallelFor(len(p.v), len(p.c)*2, func(_, lo, hi int) {
+		for h := lo; h < hi; h++ {
+			for j := range p.v[h] {
+				p.v[h][j] = x.v[h][j] + beta*(x.v[h][j]-prev.v[h][j])
+			}
 		}
-	}
+	})
 }
 
 // projectBall scales v onto the ball of radius rho when it lies outside it.

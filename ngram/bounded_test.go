@@ -3,6 +3,8 @@ package ngram
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -374,4 +376,32 @@ func TestBumpMapRealisesABoundedModel(t *testing.T) {
 		t.Errorf("largest ratio %.6f: the search never came near K = %g", worst, k)
 	}
 	t.Logf("largest ratio %.4f of K = %g", worst, k)
+}
+
+// TestFitBallIsTheSameOnAnyCores: the fit of several hundred rows (enough blocks for
+// kernel.Workers to use every core) is bit for bit the same on 1 and 4 cores.
+func TestFitBallIsTheSameOnAnyCores(t *testing.T) {
+	const alphabet = "abcdefghijklmnopqrstuvwxyz"
+	rng := rand.New(rand.NewPCG(11, 12))
+	text := randomText(rng, 50000, alphabet)
+	fit := func(procs int) *ballFit {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		m, err := TrainBounded(text, 3, []byte(alphabet), 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(m.fit.offsets) < 8*ballBlock {
+			t.Fatalf("%d rows, want at least %d", len(m.fit.offsets), 8*ballBlock)
+		}
+		return m.fit
+	}
+	a, b := fit(1), fit(4)
+	if a.loss != b.loss || a.iters != b.iters || !slices.Equal(a.center, b.center) {
+		t.Errorf("1 core: loss %.17g after %d steps; 4 cores: %.17g after %d, or another centre", a.loss, a.iters, b.loss, b.iters)
+	}
+	for h := range a.offsets {
+		if !slices.Equal(a.offsets[h], b.offsets[h]) {
+			t.Fatalf("row %d differs between 1 and 4 cores", h)
+		}
+	}
 }
