@@ -27,6 +27,16 @@ type WholeLower struct {
 	Row     int     `json:"row"`     // its j, the position whose logits move
 	Col     int     `json:"col"`     // its i, the token moved
 	Windows int     `json:"windows"` // windows searched
+	// Blocks are the blocks searched, each with the largest sigma(J_ji) met over the
+	// windows: how the constant is spent on the current token (j = i) and on earlier ones.
+	Blocks []BlockLower `json:"blocks"`
+}
+
+// BlockLower is the largest spectral norm of one block J_ji met over the windows.
+type BlockLower struct {
+	Row  int     `json:"row"` // j, the position whose logits move
+	Col  int     `json:"col"` // i, the token moved
+	Best float64 `json:"best"`
 }
 
 // LowerBound searches windows random windows of tokens (drawn from seed) for the largest
@@ -55,7 +65,10 @@ func (m *Model) LowerBound(windows, iters int, seed uint64, progress func(done, 
 		}
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x6c6f776572)) // "lower"
-	out := &WholeLower{Windows: windows}
+	out := &WholeLower{Windows: windows, Blocks: make([]BlockLower, len(pairs))}
+	for k, ji := range pairs {
+		out.Blocks[k].Row, out.Blocks[k].Col = ji[0], ji[1]
+	}
 	tok, pos := m64.Tok.Rows(), m64.Pos.W.Float64s()
 	done, total := 0, windows*len(pairs)
 	for range windows {
@@ -66,11 +79,12 @@ func (m *Model) LowerBound(windows, iters int, seed uint64, progress func(done, 
 				x[p*D+k] = tok[id*D+k] + pos[p*D+k]
 			}
 		}
-		for _, ji := range pairs {
+		for k, ji := range pairs {
 			s, err := em.blockNorm(x, ji[0], ji[1], iters, rng)
 			if err != nil {
 				return nil, err
 			}
+			out.Blocks[k].Best = max(out.Blocks[k].Best, s)
 			if s > out.Best {
 				out.Best, out.Row, out.Col = s, ji[0], ji[1]
 			}

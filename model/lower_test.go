@@ -49,7 +49,8 @@ func TestBlockNormIsTheJacobianBlocks(t *testing.T) {
 }
 
 // TestLowerBoundBelowTheCertificate: the searched lower bound of every Lipschitz variant
-// is positive and at most its certificate in the token norm.
+// is positive and at most its certificate in the token norm, and it is the largest of the
+// blocks it reports, each positive (position j's logits move with every token i <= j).
 func TestLowerBoundBelowTheCertificate(t *testing.T) {
 	for _, v := range variants() {
 		if !v.cfg.Arch.TiedL2() {
@@ -70,6 +71,16 @@ func TestLowerBoundBelowTheCertificate(t *testing.T) {
 		}
 		if !(low.Best > 0) || low.Best > float64(cert.Tok2) {
 			t.Errorf("%s: lower bound %v, certificate %v", v.name, low.Best, cert.Tok2)
+		}
+		var best float64
+		for _, b := range low.Blocks {
+			if !(b.Best > 0) || b.Row < b.Col {
+				t.Errorf("%s: block %+v, want a positive norm at j >= i", v.name, b)
+			}
+			best = max(best, b.Best)
+		}
+		if n := len(low.Blocks); n != 7 || best != low.Best {
+			t.Errorf("%s: %d blocks whose largest is %v, want 7 and the lower bound %v", v.name, n, best, low.Best)
 		}
 	}
 }

@@ -80,6 +80,11 @@ func (c *Certification) WriteTable(w io.Writer, path string) error {
 	if c.Whole != nil {
 		fmt.Fprintf(w, "whole model, token norm: certified %s, searched lower bound %.4g (the largest block J_ji of the Jacobian, row j = %d, token i = %d, over %d random windows), looseness %s\n",
 			show(c.Tok2), c.Whole.Best, c.Whole.Row, c.Whole.Col, c.Whole.Windows, ratio(c.Tok2, c.Whole.Best))
+		parts := make([]string, len(c.Whole.Blocks))
+		for k, b := range c.Whole.Blocks {
+			parts[k] = fmt.Sprintf("J_%d,%d %.4g", b.Row, b.Col, b.Best)
+		}
+		fmt.Fprintf(w, "  each block searched, the largest met: %s (j = i: a position's own token; j > i: an earlier one)\n", strings.Join(parts, ", "))
 	}
 	return loosenessTable(w, c.Attention, c.N)
 }
