@@ -17,6 +17,10 @@ import (
 	"lipformer/train"
 )
 
+// legendInchesPerChar is about the width of a legend character: what a chart needs to
+// show a legend line of n characters whole.
+const legendInchesPerChar = 0.055
+
 // againstKeys are the x axes of plot -against: what each reads from a summary, +Inf for a
 // run that has none (an unbounded model).
 var againstKeys = map[string]struct {
@@ -50,7 +54,8 @@ var againstMetrics = map[string]struct {
 
 // plotAgainst draws the final score metric of finished runs against key, one point per
 // summary file in files (a run's summary.json or a copy): the runs of one family
-// (architecture, c, embedding radius) joined in order of x on a log axis, every run with
+// (architecture, c, embedding radius) joined in order of x on a log axis, named in that
+// order in the legend, every run with
 // no value of key (unbounded) a labelled horizontal line, and with a bpc metric the n-gram
 // baselines of the first summary that has them.
 func plotAgainst(files, key, metric, title, out string, stdout io.Writer) error {
@@ -83,6 +88,7 @@ func againstChart(files, key, metric, title string) (plotting.Chart, error) {
 		chart.Title = y.label + " against " + key
 	}
 	families := map[string]*plotting.Series{}
+	runs := map[string][]string{} // each family's run names, in the order of its points
 	var order []string
 	var baselines []ngram.Result
 	for _, path := range strings.Split(files, ",") {
@@ -110,6 +116,7 @@ func againstChart(files, key, metric, title string) (plotting.Chart, error) {
 		}
 		families[fam].X = append(families[fam].X, xv)
 		families[fam].Y = append(families[fam].Y, float64(v))
+		runs[fam] = append(runs[fam], runName(path))
 	}
 	for _, fam := range order {
 		s := families[fam]
@@ -118,15 +125,24 @@ func againstChart(files, key, metric, title string) (plotting.Chart, error) {
 			idx[i] = i
 		}
 		slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(s.X[a], s.X[b]) })
-		sorted := plotting.Series{Label: s.Label, Points: true}
+		var names []string
+		sorted := plotting.Series{Points: true}
 		for _, i := range idx {
 			sorted.X, sorted.Y = append(sorted.X, s.X[i]), append(sorted.Y, s.Y[i])
+			names = append(names, runs[fam][i])
 		}
+		sorted.Label = s.Label + ": " + strings.Join(names, ", ")
 		chart.Series = append(chart.Series, sorted)
 	}
 	if len(chart.Series) == 0 {
 		return plotting.Chart{}, fmt.Errorf("-summaries: no run has a %s to draw against", key)
 	}
+	// a legend line names every run of its family: widen the chart to hold the longest
+	longest := 0
+	for _, sr := range chart.Series {
+		longest = max(longest, len(sr.Label))
+	}
+	chart.Width = max(plotting.DefaultWidth, legendInchesPerChar*float64(longest)+1)
 	if strings.HasSuffix(metric, "_bpc") {
 		for _, b := range baselines {
 			chart.Refs = append(chart.Refs, plotting.Ref{Label: fmt.Sprintf("%s (test) %.3f", ngram.Name(b.Order), b.BPC), Y: b.BPC})

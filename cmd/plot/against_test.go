@@ -9,7 +9,7 @@ import (
 )
 
 // TestAgainstChart: bounded runs of one family form one series sorted by K with a point
-// each, an unbounded run is a labelled line, the n-gram baselines come with a bpc metric
+// each, its legend naming the runs in that order, an unbounded run is a labelled line, the n-gram baselines come with a bpc metric
 // only, and an unknown key or a summary without the metric is refused by name.
 func TestAgainstChart(t *testing.T) {
 	dir := t.TempDir()
@@ -33,6 +33,9 @@ func TestAgainstChart(t *testing.T) {
 	}
 	if len(c.Series) != 1 || !slices.Equal(c.Series[0].X, []float64{2, 10}) || !slices.Equal(c.Series[0].Y, []float64{3.6, 3.4}) || !c.Series[0].Points {
 		t.Fatalf("series %+v, want one family at K = 2, 10 with its points marked", c.Series)
+	}
+	if l := c.Series[0].Label; !strings.HasSuffix(l, ": k2, k10") {
+		t.Errorf("legend %q, want the family's runs in the order of K", l)
 	}
 	if len(c.Refs) != 2 || c.Refs[0].Y != 3.0 || !strings.Contains(c.Refs[0].Label, "free") || c.Refs[1].Y != 3.5 {
 		t.Errorf("reference lines %+v, want the unbounded run, then the bigram", c.Refs)
