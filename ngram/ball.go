@@ -11,11 +11,10 @@ import (
 // rho of one centre: z_h = c + v_h with ||v_h||_2 <= rho (docs/math.md, "What a logit
 // ball allows").
 type ballFit struct {
-	center   []float64   // c (V)
-	offsets  [][]float64 // v_h (H, V), each of norm at most rho
-	loss     float64     // mean cross-entropy of the rows' counts in nats
-	residual float64     // norm of the last projected-gradient step, in the solver's metric
-	iters    int
+	center  []float64   // c (V)
+	offsets [][]float64 // v_h (H, V), each of norm at most rho
+	loss    float64     // mean cross-entropy of the rows' counts in nats
+	iters   int         // projected-gradient steps taken
 }
 
 // Solver settings: a fit stops when a projected-gradient step moves the point by less
@@ -129,8 +128,7 @@ func fitBall(rows [][]float64, rho, tol float64) (*ballFit, error) {
 			step2 += step2s[b]
 			restart += restarts[b]
 		}
-		fit.residual = math.Sqrt(step2)
-		if fit.residual < tol {
+		if math.Sqrt(step2) < tol {
 			break
 		}
 		if restart > 0 { // the momentum points uphill: drop it (O'Donoghue and Candes 2015)
@@ -204,19 +202,10 @@ func projectBall(v []float64, rho float64) {
 
 // softmaxShifted writes softmax(c + v) into s.
 func softmaxShifted(c, v, s []float64) {
-	m := math.Inf(-1)
 	for j := range s {
 		s[j] = c[j] + v[j]
-		m = max(m, s[j])
 	}
-	var sum float64
-	for j := range s {
-		s[j] = math.Exp(s[j] - m)
-		sum += s[j]
-	}
-	for j := range s {
-		s[j] /= sum
-	}
+	kernel.SoftmaxRow(s, s, len(s))
 }
 
 // logSumExp returns LSE(z) = log sum_j exp z_j.

@@ -5,8 +5,8 @@ import (
 	"math"
 )
 
-// maxBoundedBytes caps the memory of a bounded model's fit: five arrays of rows x V
-// float64s (counts, iterate, previous iterate, extrapolation, gradient).
+// maxBoundedBytes caps the memory of a bounded model's fit: four arrays of rows x V
+// float64s (counts, iterate, previous iterate, extrapolation).
 const maxBoundedBytes = 2 << 30
 
 // Bounded is a byte n-gram model whose logits all lie within distance rho of one point:
@@ -19,7 +19,6 @@ const maxBoundedBytes = 2 << 30
 // being certain. Build one with [TrainBounded].
 type Bounded struct {
 	order    int
-	rho      float64
 	index    [256]int
 	contexts []map[uint64]int // contexts[k-1]: (k-1)-byte context, packed -> row of fit
 	fit      *ballFit
@@ -38,7 +37,7 @@ func TrainBounded(text []byte, order int, vocab []byte, rho float64) (*Bounded, 
 	if len(text) == 0 {
 		return nil, fmt.Errorf("ngram: bounded model of an empty training text")
 	}
-	m := &Bounded{order: order, rho: rho, index: index, contexts: make([]map[uint64]int, order)}
+	m := &Bounded{order: order, index: index, contexts: make([]map[uint64]int, order)}
 	for k := range m.contexts {
 		m.contexts[k] = make(map[uint64]int)
 	}
@@ -53,7 +52,7 @@ func TrainBounded(text []byte, order int, vocab []byte, rho float64) (*Bounded, 
 			ctx := h & mask(k-1)
 			r, ok := m.contexts[k-1][ctx]
 			if !ok {
-				if need := (len(rows) + 1) * len(vocab) * 8 * 5; need > maxBoundedBytes {
+				if need := (len(rows) + 1) * len(vocab) * 8 * 4; need > maxBoundedBytes {
 					return nil, fmt.Errorf("ngram: a bounded %s of this text has more than %d contexts of %d bytes: its fit would take over %d GiB; use a lower order", Name(order), len(rows), len(vocab), maxBoundedBytes>>30)
 				}
 				r = len(rows)
