@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -26,7 +27,8 @@ const (
 // "invertible-l2+gain" is invertible-l2 whose MLP branches have an input gain of 4;
 // "invertible-l2+ball" is the certified recipe (token2 bound, temperatures, position bias,
 // MLP gain) with a ball norm of radius 0.3 sqrt(D) before each branch; "invertible-l2+mlps"
-// the certified recipe with three MLP sub-blocks per block.
+// the certified recipe with three MLP sub-blocks per block; "invertible-l2+mix" the
+// certified recipe with two MLP sub-blocks and a mixing sub-block of 3 taps, unequal ones.
 func testStack(t *testing.T, arch string, seed uint64) (*model.Model, *Stack) {
 	t.Helper()
 	name, variant, _ := strings.Cut(arch, "+")
@@ -45,10 +47,22 @@ func testStack(t *testing.T, arch string, seed uint64) (*model.Model, *Stack) {
 	case "mlps":
 		cfg = cfg.WithCertifiedRecipe()
 		cfg.MLPBlocks = 3
+	case "mix":
+		cfg = cfg.WithCertifiedRecipe()
+		cfg.MLPBlocks, cfg.Mix = 2, 3
 	}
 	m, err := model.New(cfg, seed)
 	if err != nil {
 		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(seed, 3))
+	for _, b := range m.Invertible() {
+		if b.Mix != nil {
+			v := b.Mix.Taps.Value.Data().([]float64)
+			for i := range v {
+				v[i] = r.NormFloat64()
+			}
+		}
 	}
 	m.PowerIterate(500)
 	st, err := NewStack(m, testBatch)

@@ -14,9 +14,8 @@ import (
 )
 
 // Stack is the invertible stack of a model, between the embeddings and the final
-// LayerNorm: its residual sub-blocks in forward order (h0.attn, h0.mlp[, h0.mlp1, ...],
-// h1.attn, ...),
-// compiled for batches of B sequences of T = context tokens.
+// LayerNorm: its residual sub-blocks in forward order ([h0.mix,] h0.attn, h0.mlp[, h0.mlp1,
+// ...], [h1.mix,] h1.attn, ...), compiled for batches of B sequences of T = context tokens.
 type Stack struct {
 	Subs []*SubBlock
 }
@@ -54,7 +53,11 @@ func NewStack(m *model.Model, batch int) (*Stack, error) {
 			branch func(*layers.Graph, *G.Node) (*G.Node, error)
 			lip    func() (float64, bool)
 		}
-		subs := []sub{{fmt.Sprintf("h%d.attn", i), attnNorm, b.AttnBranch, attnLip}}
+		var subs []sub
+		if mix := b.Mix; mix != nil { // c-Lipschitz in the token norm
+			subs = append(subs, sub{fmt.Sprintf("h%d.mix", i), Token2, mix.Forward, func() (float64, bool) { return mix.Lipschitz2(), true }})
+		}
+		subs = append(subs, sub{fmt.Sprintf("h%d.attn", i), attnNorm, b.AttnBranch, attnLip})
 		for k, mlp := range b.MLPs {
 			subs = append(subs, sub{fmt.Sprintf("h%d.%s", i, layers.MLPName(k)), Token2, b.MLPBranch(k), func() (float64, bool) { return mlp.Lipschitz2(), true }})
 		}

@@ -15,7 +15,7 @@ import (
 // TestStackIsTheModel: the embeddings run through the stack, then the final LayerNorm and
 // the head in plain Go, give the logits of the model's own sampling program.
 func TestStackIsTheModel(t *testing.T) {
-	for _, arch := range []string{"invertible-l2", "invertible-l2+gain", "invertible-l2+ball", "invertible-l2+mlps", "invertible-dp"} {
+	for _, arch := range []string{"invertible-l2", "invertible-l2+gain", "invertible-l2+ball", "invertible-l2+mlps", "invertible-l2+mix", "invertible-dp"} {
 		m, st := testStack(t, arch, 8)
 		ids := randomIDs(m, 9)
 		x, err := Embed(m, ids)
@@ -68,7 +68,7 @@ func TestStackIsTheModel(t *testing.T) {
 // MLP sub-blocks per block the stack has four sub-blocks a block, named as the certificate
 // names its factors.
 func TestStackInverts(t *testing.T) {
-	for _, arch := range []string{"invertible-l2", "invertible-l2+mlps"} {
+	for _, arch := range []string{"invertible-l2", "invertible-l2+mlps", "invertible-l2+mix"} {
 		t.Run(arch, func(t *testing.T) { testStackInverts(t, arch) })
 	}
 }

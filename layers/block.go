@@ -41,6 +41,7 @@ type Block struct {
 	LN2   *LayerNorm
 	Ball2 *BallNorm
 	MLP   *MLP
+	Mix   *Mix // the mixing sub-block's branch before the attention sub-block, or nil
 	// AttnOff makes Forward skip the attention sub-block: x passes unchanged (no LayerNorm,
 	// no branch), an ablation for evaluation graphs. Forward reads it when it builds a
 	// graph; nothing else does (Params still lists the attention's parameters).
@@ -66,6 +67,11 @@ func NewBlock(name string, s spec.Model, rng *rand.Rand) (*Block, error) {
 		b.LN1, b.LN2 = NewLayerNorm(name+".ln1", s.Width, dt), NewLayerNorm(name+".ln2", s.Width, dt)
 	case spec.BallPre:
 		if b.Ball1, b.Ball2, err = newBallNorms(name, s); err != nil {
+			return nil, err
+		}
+	}
+	if s.Mix > 0 {
+		if b.Mix, err = NewMix(name+".mix", s.Width, s.Mix, 0, residualStd(s.Std, max(s.Layers, 1)), dt, rng); err != nil {
 			return nil, err
 		}
 	}
@@ -106,10 +112,16 @@ func newBlockAttention(name string, s spec.Model, rng *rand.Rand) (*Attention, e
 	return attn, nil
 }
 
-// Forward maps x (B*T, D) to (B*T, D); with AttnOff, through the MLP sub-block alone.
+// Forward maps x (B*T, D) to (B*T, D); with AttnOff, through the mixing sub-block (if
+// any) and the MLP sub-block alone.
 func (b *Block) Forward(g *Graph, x *G.Node) (*G.Node, error) {
+	var err error
+	if b.Mix != nil { // x + X(x), no normalisation
+		if x, err = b.residual(g, x, nil, nil, b.Mix.Forward); err != nil {
+			return nil, err
+		}
+	}
 	if !b.AttnOff {
-		var err error
 		if x, err = b.residual(g, x, b.LN1, b.Ball1, b.Attn.Forward); err != nil {
 			return nil, err
 		}
@@ -118,14 +130,15 @@ func (b *Block) Forward(g *Graph, x *G.Node) (*G.Node, error) {
 }
 
 // residual applies one sub-block f around x with its LayerNorm ln or BallNorm ball placed
-// per the config.
+// per the config; with both nil (the mixing sub-block) it is x + f(x).
 func (b *Block) residual(g *Graph, x *G.Node, ln *LayerNorm, ball *BallNorm, f func(*Graph, *G.Node) (*G.Node, error)) (*G.Node, error) {
 	in := x
 	var err error
-	switch b.Norm {
-	case spec.PreLN:
+	switch {
+	case ln == nil && ball == nil:
+	case b.Norm == spec.PreLN:
 		in, err = ln.Forward(g, x)
-	case spec.BallPre:
+	case b.Norm == spec.BallPre:
 		in, err = ball.Forward(g, x)
 	}
 	if err != nil {
@@ -141,7 +154,7 @@ func (b *Block) residual(g *Graph, x *G.Node, ln *LayerNorm, ball *BallNorm, f f
 	if y, err = ops.Add(x, y); err != nil {
 		return nil, err
 	}
-	if b.Norm == spec.PostLN {
+	if b.Norm == spec.PostLN && ln != nil {
 		return ln.Forward(g, y)
 	}
 	return y, nil
@@ -151,6 +164,9 @@ func (b *Block) residual(g *Graph, x *G.Node, ln *LayerNorm, ball *BallNorm, f f
 // normalisation before its branch (pre-LN, ball) or after it (post-LN).
 func (b *Block) Params() []*Param {
 	var ps []*Param
+	if b.Mix != nil {
+		ps = append(ps, b.Mix.Params()...)
+	}
 	for _, part := range []struct {
 		ln   *LayerNorm
 		ball *BallNorm

@@ -11,11 +11,13 @@ import (
 	"lipformer/spec"
 )
 
-// InvertibleBlock is a transformer block of two invertible residual sub-blocks without
-// LayerNorm (docs/math.md, "Contraction and inversion"): x = x + A(x); then x = x + M_k(x)
-// for each of its MLP branches k = 0..m-1 (m = 1 unless spec.Model.MLPBlocks says more),
-// each branch c-Lipschitz in its own norm, so each sub-block can be inverted by fixed-point
-// iteration on its own.
+// InvertibleBlock is a transformer block of invertible residual sub-blocks without
+// LayerNorm (docs/math.md, "Contraction and inversion"): with spec.Model.Mix first x = x +
+// X(x); then x = x + A(x); then x = x + M_k(x) for each of its MLP branches k = 0..m-1
+// (m = 1 unless spec.Model.MLPBlocks says more), each branch c-Lipschitz in its own norm,
+// so each sub-block can be inverted by fixed-point iteration on its own.
+//   - X, the mixing branch (a Mix): a convex combination of each token and the ones
+//     before it, then a spectrally normalised linear map, c-Lipschitz in the token norm.
 //   - A, the attention branch: contractive tied L2 attention (Attn.LipC = c), c-Lipschitz
 //     in the inf-norm of the sequence under the kim and product bounds, in the token norm
 //     under token2 (the bound of the current weights); or, for the
@@ -24,9 +26,11 @@ import (
 //     dependence on X, with no bound at all.
 //   - M_k, the MLP branches: SpectralMLPs, about c-Lipschitz in each token's 2-norm.
 //
-// With Norm ball each branch starts with a BallNorm, 1-Lipschitz in the token norm: A(B1(x))
-// and M_k(B2(x)), the MLP branches sharing B2, still c-Lipschitz under the token2 bound.
+// With Norm ball each attention and MLP branch starts with a BallNorm, 1-Lipschitz in the
+// token norm: A(B1(x)) and M_k(B2(x)), the MLP branches sharing B2, still c-Lipschitz
+// under the token2 bound.
 type InvertibleBlock struct {
+	Mix     *Mix      // X, or nil
 	Ball1   *BallNorm // before A, or nil
 	Ball2   *BallNorm // before M, or nil
 	Attn    *Attention
@@ -64,6 +68,11 @@ func NewInvertibleBlock(name string, s spec.Model, rng *rand.Rand) (*InvertibleB
 		return nil, err
 	}
 	b := &InvertibleBlock{Attn: attn, C: s.LipC, Dropout: s.Dropout}
+	if s.Mix > 0 {
+		if b.Mix, err = NewMix(name+".mix", s.Width, s.Mix, s.LipC, s.Std, s.Dtype.Tensor(), rng); err != nil {
+			return nil, err
+		}
+	}
 	if s.Norm == spec.BallPre {
 		if b.Ball1, b.Ball2, err = newBallNorms(name, s); err != nil {
 			return nil, err
@@ -93,9 +102,15 @@ func MLPName(k int) string {
 	return fmt.Sprintf("mlp%d", k)
 }
 
-// Forward maps x (B*T, D) to (B*T, D); with AttnOff, through the MLP sub-blocks alone.
+// Forward maps x (B*T, D) to (B*T, D); with AttnOff, through the mixing and MLP
+// sub-blocks alone.
 func (b *InvertibleBlock) Forward(g *Graph, x *G.Node) (*G.Node, error) {
 	var err error
+	if b.Mix != nil {
+		if x, err = b.residual(g, x, b.Mix.Forward); err != nil {
+			return nil, err
+		}
+	}
 	if !b.AttnOff {
 		if x, err = b.residual(g, x, b.AttnBranch); err != nil {
 			return nil, err
@@ -193,6 +208,9 @@ func (b *InvertibleBlock) NaiveAttnLipschitz2() float64 {
 // when present, before the first branch it serves.
 func (b *InvertibleBlock) Params() []*Param {
 	var ps []*Param
+	if b.Mix != nil {
+		ps = append(ps, b.Mix.Params()...)
+	}
 	if b.Ball1 != nil {
 		ps = append(ps, b.Ball1.Params()...)
 	}
@@ -209,6 +227,9 @@ func (b *InvertibleBlock) Params() []*Param {
 // SpectralNorms returns every spectral normalisation of the block.
 func (b *InvertibleBlock) SpectralNorms() []*SpectralNorm {
 	var sn []*SpectralNorm
+	if b.Mix != nil {
+		sn = append(sn, b.Mix.SpectralNorms()...)
+	}
 	for _, mlp := range b.MLPs {
 		sn = append(sn, mlp.SpectralNorms()...)
 	}

@@ -214,9 +214,24 @@ func residualFactor(f Factor, ln *layers.LayerNorm, ball *layers.BallNorm, norm 
 	return Factor{Inf: Bound(lnInf) * (1 + f.Inf), Two: Bound(ln2) * (1 + f.Two), Tok2: Bound(ln2) * (1 + f.Tok2), Note: note}, nil
 }
 
+// mixFactors are the factor of block i's mixing sub-block x + X(x), without normalisation,
+// or none for nil: 1 + Lip(X), the mix being a convex combination of tokens (1-Lipschitz
+// in each norm) and W' its exact norms.
+func mixFactors(i int, x *layers.Mix) []Factor {
+	if x == nil {
+		return nil
+	}
+	note := "causal mix"
+	if x.SN != nil {
+		note = fmt.Sprintf("causal mix, spectrally normalised to c = %g", x.C)
+	}
+	two := 1 + Bound(x.Lipschitz2())
+	return []Factor{{Name: fmt.Sprintf("h%d.mix", i), Inf: 1 + Bound(x.LipschitzInf()), Two: two, Tok2: two, Note: note}}
+}
+
 // plainBlockFactors are the factors of block i, a plain block, for sequences of n tokens.
 func plainBlockFactors(i int, b *layers.Block, n int) ([]Factor, error) {
-	var fs []Factor
+	fs := mixFactors(i, b.Mix)
 	attn, err := attentionFactor(b.Attn, n)
 	if err != nil {
 		return nil, err
@@ -240,7 +255,7 @@ func plainBlockFactors(i int, b *layers.Block, n int) ([]Factor, error) {
 
 // invertibleBlockFactors are the factors of block i, an invertible block, for sequences of n tokens.
 func invertibleBlockFactors(i int, b *layers.InvertibleBlock, n int) ([]Factor, error) {
-	var fs []Factor
+	fs := mixFactors(i, b.Mix)
 	attn, err := attentionFactor(b.Attn, n)
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -79,15 +80,16 @@ func TestCertificateBoundsTheNetwork(t *testing.T) {
 		tie        bool
 		bound      string
 		temp       bool
-		mlps       int
+		mlps, mix  int
 	}{
-		{"l2", "none", false, "", false, 0}, {"l2", "pre", false, "", false, 0}, {"l2", "post", false, "", false, 0}, {"l2", "pre", true, "", false, 0},
-		{"contractive-l2", "none", false, "", false, 0}, {"invertible-l2", "none", false, "", false, 0},
-		{"contractive-l2", "pre", false, "product", true, 0}, {"invertible-l2", "none", false, "token2", true, 0}, {"l2", "none", false, "", true, 0},
-		{"l2", "ball", false, "", false, 0}, {"contractive-l2", "ball", false, "token2", true, 0}, {"invertible-l2", "ball", false, "token2", true, 0},
-		{"invertible-l2", "none", false, "token2", true, 3}, {"invertible-l2", "ball", false, "token2", true, 2},
+		{"l2", "none", false, "", false, 0, 0}, {"l2", "pre", false, "", false, 0, 0}, {"l2", "post", false, "", false, 0, 0}, {"l2", "pre", true, "", false, 0, 0},
+		{"contractive-l2", "none", false, "", false, 0, 0}, {"invertible-l2", "none", false, "", false, 0, 0},
+		{"contractive-l2", "pre", false, "product", true, 0, 0}, {"invertible-l2", "none", false, "token2", true, 0, 0}, {"l2", "none", false, "", true, 0, 0},
+		{"l2", "ball", false, "", false, 0, 0}, {"contractive-l2", "ball", false, "token2", true, 0, 0}, {"invertible-l2", "ball", false, "token2", true, 0, 0},
+		{"invertible-l2", "none", false, "token2", true, 3, 0}, {"invertible-l2", "ball", false, "token2", true, 2, 0},
+		{"l2", "pre", false, "", false, 0, 3}, {"invertible-l2", "none", false, "token2", true, 2, 4}, {"invertible-l2", "ball", false, "token2", true, 0, 2},
 	} {
-		cfg := Config{Arch: mustArch(c.arch), Layers: 2, Heads: 2, Width: 4, Context: 4, Vocab: 5, Norm: mustNorm(c.norm), LipC: 0.9, Dtype: spec.Float64, Std: 0.5, Tie: c.tie, L2Bound: mustBound(c.bound), L2Temp: c.temp, MLPBlocks: c.mlps}
+		cfg := Config{Arch: mustArch(c.arch), Layers: 2, Heads: 2, Width: 4, Context: 4, Vocab: 5, Norm: mustNorm(c.norm), LipC: 0.9, Dtype: spec.Float64, Std: 0.5, Tie: c.tie, L2Bound: mustBound(c.bound), L2Temp: c.temp, MLPBlocks: c.mlps, Mix: c.mix}
 		if c.norm == "ball" {
 			cfg.BallRadius = 0.3 // below the inputs' scales: the projection is active
 		}
@@ -95,6 +97,7 @@ func TestCertificateBoundsTheNetwork(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		spreadTaps(m, 4)
 		cert, err := m.Certificate()
 		if err != nil {
 			t.Fatal(err)
@@ -211,5 +214,19 @@ func TestLipKBoundsTheWholeModel(t *testing.T) {
 			t.Errorf("K = %g: largest Jacobian %v is within the certificate without its head factor (%v): the test cannot see a dropped head", c.k, worst, float64(cert.Tok2)/head)
 		}
 		t.Logf("K = %g: certified %.4g, largest measured %.4g", c.k, cert.Tok2, worst)
+	}
+}
+
+// spreadTaps draws every mixing sub-block's tap logits from N(0, 1), so that the taps are
+// unequal (they start equal).
+func spreadTaps(m *Model, seed uint64) {
+	r := rand.New(rand.NewPCG(seed, 5))
+	for _, p := range m.Params() {
+		if strings.HasSuffix(p.Name, ".taps") {
+			v := p.Value.Data().([]float64)
+			for i := range v {
+				v[i] = r.NormFloat64()
+			}
+		}
 	}
 }

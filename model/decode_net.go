@@ -47,8 +47,8 @@ type attnScratch[T kernel.Float] struct {
 // blockPacks are a block's weight matrices packed once for products of several rows
 // (kernel.PackedWeights): all nil in float64 and where the processor has no sgemm kernel.
 type blockPacks struct {
-	packed, wo *kernel.PackedWeights
-	mlps       []mlpPacks // one per MLP sub-block
+	packed, wo, mix *kernel.PackedWeights
+	mlps            []mlpPacks // one per MLP sub-block
 }
 
 // mlpPacks are one MLP sub-block's packed weights.
@@ -60,6 +60,7 @@ type mlpPacks struct{ fc, proj *kernel.PackedWeights }
 type blockCache[T kernel.Float] struct {
 	k, v []T // (B, H, T, d): keys (tied L2: the queries x W^Q) and values (nil for tied L2)
 	kn   []T // (B, H, T): squared norms of the keys (L2 only)
+	mix  []T // (B, T, D): the mixing sub-block's inputs, or nil without one
 }
 
 // newDecoder makes the decoder of b sequences of m's current weights in m's dtype T.
@@ -86,6 +87,9 @@ func newDecoder[T kernel.Float](m *Model, b int) (*decoder[T], error) {
 	for _, bw := range blocks {
 		ld := len(bw.packed) / d
 		pk := blockPacks{packed: packWeights(false, d, ld, bw.packed, ld), wo: packWeights(false, d, d, bw.wo, d)}
+		if bw.mix != nil {
+			pk.mix = packWeights(false, d, d, bw.mix.w, d)
+		}
 		for _, mw := range bw.mlps {
 			pk.mlps = append(pk.mlps, mlpPacks{fc: packWeights(false, d, f, mw.fc, f), proj: packWeights(false, f, d, mw.proj, d)})
 		}
@@ -98,6 +102,9 @@ func newDecoder[T kernel.Float](m *Model, b int) (*decoder[T], error) {
 		}
 		if bw.kind != ops.DotProduct {
 			bc.kn = make([]T, b*c.Heads*t)
+		}
+		if bw.mix != nil {
+			bc.mix = make([]T, bt*d)
 		}
 		dec.caches = append(dec.caches, bc)
 	}
@@ -182,6 +189,10 @@ func (dc *decoder[T]) runLane(tokens [][]int, out [][]float64, l lane) {
 	}
 	for i := range dc.blocks {
 		b, c, pk := &dc.blocks[i], &dc.caches[i], &dc.packs[i]
+		if b.mix != nil {
+			dc.mix(l, b.mix, pk.mix, c.mix, x)
+			dc.residual(l, x, nil)
+		}
 		dc.attention(l, b, pk, c, dc.subInput(l, x, b.ln1))
 		dc.residual(l, x, b.ln1)
 		for k := range b.mlps {
@@ -344,6 +355,30 @@ func (dc *decoder[T]) attendSequence(par bool, b *blockWeights[T], c *blockCache
 			mul(par, false, n, hd, m, 1, s, m, v, hd, 0, concat[h*hd:], d)
 		}
 	}
+}
+
+// mix writes the mixing sub-block of the lane's rows x (lane rows, D) into its rows of
+// dc.y: each new row joins its sequence's cache of inputs (B, T, D), is mixed with the
+// k-1 rows before it (kernel.CausalMixRows' sums), and goes through W' plus b, the bias
+// added first as Linear does.
+func (dc *decoder[T]) mix(l lane, w *mixWeights[T], pk *kernel.PackedWeights, cache, x []T) {
+	d, t, n, k := dc.width, dc.cfg.Context, l.n, len(w.taps)
+	rev := make([]T, k) // rev[j] = taps[k-1-j]: the weight of the j-th row of a full window
+	for j, v := range w.taps {
+		rev[k-1-j] = v
+	}
+	mixed, y := of(dc.concat, l, d), of(dc.y, l, d) // (lane rows, D)
+	for s := range l.hi - l.lo {
+		seq := cache[(l.lo+s)*t*d : (l.lo+s+1)*t*d] // (T, D)
+		for i := range n {
+			r, p := s*n+i, l.pos+i
+			copy(seq[p*d:(p+1)*d], x[r*d:(r+1)*d])
+			m := min(k, p+1) // rows p-m+1..p
+			kernel.WeightedRowSum(mixed[r*d:(r+1)*d], rev[k-m:], seq[(p-m+1)*d:])
+			copy(y[r*d:(r+1)*d], w.b)
+		}
+	}
+	mulW(l, pk, false, l.rows(), d, d, 1, mixed, d, w.w, d, 1, y, d)
 }
 
 // mlp writes the MLP of the lane's rows in (lane rows, D) into its rows of dc.y: x W1 + b1,

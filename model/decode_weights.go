@@ -23,6 +23,7 @@ type blockWeights[T kernel.Float] struct {
 	wo       []T
 	bias     []T             // (H, L) position bias of the logits, or nil
 	mlps     []mlpWeights[T] // the MLP sub-blocks in order, each after ln2
+	mix      *mixWeights[T]  // the mixing sub-block, or nil
 	elu      bool
 	ln1, ln2 *lnWeights[T] // nil without LayerNorm or BallNorm
 }
@@ -31,6 +32,12 @@ type blockWeights[T kernel.Float] struct {
 type mlpWeights[T kernel.Float] struct {
 	fc, fcB    []T // (D, F), (F)
 	proj, prjB []T // (F, D), (D)
+}
+
+// mixWeights are the weights of a mixing sub-block as it applies them.
+type mixWeights[T kernel.Float] struct {
+	taps []T // (k) softmax(r)
+	w, b []T // (D, D) W' and (D)
 }
 
 // lnWeights are a LayerNorm's gain and bias (D) and its eps, or a BallNorm's radius.
@@ -87,6 +94,8 @@ type blockNodes struct {
 	wo           *G.Node // (D, D)
 	bias         *G.Node // (H, L) position bias, or nil
 	mlps         []mlpNodes
+	mix          *layers.Mix // the mixing sub-block, or nil
+	mixW         *G.Node     // (D, D) its W'
 	elu          bool
 	ln1, ln2     *layers.LayerNorm
 	ball1, ball2 *layers.BallNorm
@@ -135,6 +144,9 @@ func blockWeightsOf[T kernel.Float](m *Model) ([]blockWeights[T], error) {
 		if bn.bias != nil {
 			w.bias = valueOf[T](bn.bias)
 		}
+		if bn.mix != nil {
+			w.mix = &mixWeights[T]{taps: ops.MixTaps(paramData[T](bn.mix.Taps)), w: valueOf[T](bn.mixW), b: paramData[T](bn.mix.Lin.B)}
+		}
 		if bn.wv != nil {
 			if w.wo, err = foldL2Mix(valueOf[T](bn.packed[0]), valueOf[T](bn.wv), w.wo, m.Cfg.Width, m.Cfg.Heads); err != nil {
 				return nil, fmt.Errorf("decoder weights: %w", err)
@@ -170,8 +182,22 @@ func plainBlockNodes(g *layers.Graph, b *layers.Block) (blockNodes, error) {
 	if err != nil {
 		return bn, err
 	}
-	err = bn.setAttention(w, b.Attn.LipC)
+	if err = bn.setAttention(w, b.Attn.LipC); err != nil {
+		return bn, err
+	}
+	err = bn.setMix(g, b.Mix)
 	return bn, err
+}
+
+// setMix sets bn's mixing sub-block, when x is not nil.
+func (bn *blockNodes) setMix(g *layers.Graph, x *layers.Mix) error {
+	if x == nil {
+		return nil
+	}
+	var err error
+	bn.mix = x
+	bn.mixW, err = x.Weight(g)
+	return err
 }
 
 // invertibleBlockNodes adds the weights of an invertible block to g: the attention
@@ -192,7 +218,8 @@ func invertibleBlockNodes(g *layers.Graph, b *layers.InvertibleBlock) (blockNode
 		}
 		bn.mlps = append(bn.mlps, mn)
 	}
-	return bn, nil
+	err = bn.setMix(g, b.Mix)
+	return bn, err
 }
 
 // setAttention sets bn's attention weights from an attention layer's: its packed projection

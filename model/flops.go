@@ -67,7 +67,7 @@ func causalArea(t, block int) float64 {
 // flopShape holds the sizes of a model that its FLOP counts use.
 type flopShape struct {
 	d, hd  float64 // width D and head width d
-	row    float64 // a layer's products per row, outside attention: 2*D*(k*D) + 2*D*D + 4*D*F*m
+	row    float64 // a layer's products per row, outside attention: 2*D*(k*D) + 2*D*D + 4*D*F*m, + 2*D*D with a mixing sub-block
 	fill   float64 // the decoder's row: as row, but tied L2 projects by W^Q alone (k = 1)
 	head   float64 // the head's per row: 2*D*V
 	tiedL2 bool
@@ -88,7 +88,7 @@ func shapeOf(cfg Config) (flopShape, error) {
 	if cfg.Arch.TiedL2() {
 		k, tiedL2 = 2, true
 	}
-	mlp := 4 * d * f * float64(cfg.MLPSubBlocks())
+	mlp := 4*d*f*float64(cfg.MLPSubBlocks()) + 2*d*d*float64(cfg.MixSubBlocks()) // and the mixing sub-block's W'
 	row := 2*d*k*d + 2*d*d + mlp
 	fill := row
 	if tiedL2 {

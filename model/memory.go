@@ -115,14 +115,15 @@ func EstimateMemory(cfg Config, batch int, modes ...Mode) (Memory, error) {
 // EstimateDecoderMemory estimates the peak memory of a model of cfg and a decoder of batch
 // sequences (NewBatchDecoder): the parameters, the decoder's copies of the effective and
 // packed weights, its activations (N = B*T rows of at most 7 D + 2 F values), the caches
-// of every layer (N rows of 2 D + H) and a T x T scratch per worker.
+// of every layer (N rows of 2 D + H, and D more with a mixing sub-block) and a T x T
+// scratch per worker.
 func EstimateDecoderMemory(cfg Config, batch int) (Memory, error) {
 	s, err := memShapeOf(cfg, batch)
 	if err != nil {
 		return Memory{}, err
 	}
 	rows := s.b * s.t
-	graph := 2*s.params() + rows*(7*s.d+2*s.f) + s.layers*rows*(2*s.d+s.h) + s.b*s.v
+	graph := 2*s.params() + rows*(7*s.d+2*s.f) + s.layers*rows*(2*s.d+s.h+s.mix*s.d) + s.b*s.v
 	return Memory{Weights: s.params() * s.size, Graph: graph * s.size, Attention: s.workers * (s.t*s.t + s.t) * s.size,
 		Runtime: RuntimeBytes}, nil
 }
@@ -131,6 +132,7 @@ func EstimateDecoderMemory(cfg Config, batch int) (Memory, error) {
 type memShape struct {
 	b, t, d, f, h, v, k, layers float64
 	mlps                        float64 // MLP sub-blocks per layer
+	mix, taps                   float64 // mixing sub-blocks per layer (0 or 1), and their taps
 	size                        float64 // bytes per element
 	workers                     float64 // attention's goroutines: GOMAXPROCS
 	arch                        spec.Arch
@@ -156,15 +158,16 @@ func memShapeOf(cfg Config, batch int) (memShape, error) {
 		k = 2
 	}
 	return memShape{b: float64(batch), t: float64(cfg.Context), d: float64(cfg.Width), f: float64(cfg.HiddenWidth()), h: float64(cfg.Heads),
-		v: float64(v), k: k, layers: float64(cfg.Layers), mlps: float64(cfg.MLPSubBlocks()), size: size, workers: float64(runtime.GOMAXPROCS(0)), arch: cfg.Arch,
+		v: float64(v), k: k, layers: float64(cfg.Layers), mlps: float64(cfg.MLPSubBlocks()), mix: float64(cfg.MixSubBlocks()), taps: float64(cfg.Mix), size: size, workers: float64(runtime.GOMAXPROCS(0)), arch: cfg.Arch,
 		bias: cfg.L2PosBias, untied: !cfg.Tie, bounded: cfg.LipK > 0}, nil
 }
 
 // params bounds the number of parameters and buffers: the embeddings, per layer the
-// packed projection, W^O and the MLP with their biases, norms, temperatures, position
-// biases and power-iteration vectors, the final norm and the head.
+// packed projection, W^O, the MLP and the mixing sub-block with their biases, norms,
+// temperatures, taps, position biases and power-iteration vectors, the final norm and the
+// head.
 func (s memShape) params() float64 {
-	layer := (s.k+1)*s.d*s.d + s.mlps*(2*s.d*s.f+4*s.f+4*s.d) + (s.k+12)*s.d + s.h*(s.t+2) + 16
+	layer := (s.k+1)*s.d*s.d + s.mlps*(2*s.d*s.f+4*s.f+4*s.d) + s.mix*(s.d*s.d+3*s.d+s.taps) + (s.k+12)*s.d + s.h*(s.t+2) + 16
 	p := (s.v+s.t)*s.d + s.layers*layer + 4*s.d
 	if s.untied {
 		p += s.d*s.v + s.d + s.v
@@ -192,7 +195,8 @@ func (s memShape) graph(train bool) float64 {
 		weights = (s.k+1)*dd + 2*df
 	}
 	small := 32*s.d*s.mlps + 4*s.f*s.mlps + 4*s.h*s.t + 64
-	rows := 8*n*s.d + 2*n*s.f + n*s.k*s.d + (s.mlps-1)*(4*n*s.d+2*n*s.f)
+	rows := 8*n*s.d + 2*n*s.f + n*s.k*s.d + (s.mlps-1)*(4*n*s.d+2*n*s.f) + s.mix*4*n*s.d
+	weights += s.mix * 4 * dd
 	global := 4*n*s.d + n*s.v
 	if s.bounded {
 		global += 2 * s.d * s.v

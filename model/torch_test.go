@@ -63,7 +63,8 @@ func tinyPreset(t *testing.T) model.Preset {
 // (perturbScalars), so that the step-0 loss depends on them and weight decay would move
 // them; and dp and the invertible recipe with the blocks' matrices stepped by Muon (its
 // Newton-Schulz iteration, step scale and weight decay: a first step does not see the
-// momentum, which train's tests check against a gonum transcription).
+// momentum, which train's tests check against a gonum transcription), once with a mixing
+// sub-block of four taps.
 func TestTorchLossEquality(t *testing.T) {
 	r := torchRunner(t)
 	p := tinyPreset(t)
@@ -76,10 +77,16 @@ func TestTorchLossEquality(t *testing.T) {
 			arch   spec.Arch
 			recipe bool
 			muon   float64
-		}{{spec.DP, false, 0}, {spec.L2, false, 0}, {spec.InvertibleL2, false, 0}, {spec.ContractiveL2, true, 0}, {spec.InvertibleL2, true, 0},
-			{spec.DP, false, 10}, {spec.InvertibleL2, true, 10}} {
+			mix    int
+		}{{spec.DP, false, 0, 0}, {spec.L2, false, 0, 0}, {spec.InvertibleL2, false, 0, 0}, {spec.ContractiveL2, true, 0, 0}, {spec.InvertibleL2, true, 0, 0},
+			{spec.DP, false, 10, 0}, {spec.InvertibleL2, true, 10, 0}, {spec.InvertibleL2, true, 10, 4}} {
 			j := bench.NewJob(p, c.arch, bench.Settings{Seed: 7, Dtype: dtype, Steps: 1, Recipe: c.recipe, Muon: c.muon})
-			t.Run(dtype.String()+"/"+j.ArchName(), func(t *testing.T) {
+			j.Cfg.Mix = c.mix
+			name := j.ArchName()
+			if c.mix > 0 {
+				name += fmt.Sprintf("+mix%d", c.mix)
+			}
+			t.Run(dtype.String()+"/"+name, func(t *testing.T) {
 				m, err := model.New(j.Cfg, j.Set.Seed)
 				if err != nil {
 					t.Fatal(err)
@@ -148,13 +155,13 @@ func requireActiveScale(t *testing.T, m *model.Model) {
 
 // perturbScalars moves the scalars of the certified recipes off their initial values, by
 // draws from [-1/2, 1/2) of a generator seeded with seed: every entry of the attention
-// temperatures (initially 0), position biases (0) and MLP log gains (log mlp_gain). A
-// model without them is unchanged.
+// temperatures (initially 0), position biases (0), MLP log gains (log mlp_gain) and the
+// mixing sub-blocks' taps (0). A model without them is unchanged.
 func perturbScalars(t *testing.T, m *model.Model, seed uint64) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 0))
 	for _, p := range m.Params() {
-		if !strings.HasSuffix(p.Name, ".logtemp") && !strings.HasSuffix(p.Name, ".posbias") && !strings.HasSuffix(p.Name, ".loggain") {
+		if !strings.HasSuffix(p.Name, ".logtemp") && !strings.HasSuffix(p.Name, ".posbias") && !strings.HasSuffix(p.Name, ".loggain") && !strings.HasSuffix(p.Name, ".taps") {
 			continue
 		}
 		switch d := p.Value.Data().(type) {
@@ -274,6 +281,8 @@ func TestTorchGradients(t *testing.T) {
 		variant{arch: spec.ContractiveL2, name: "contractive-l2+temp", set: func(c *spec.Model) { c.L2Temp = true }},
 		variant{arch: spec.L2, name: "l2+temp+posbias", set: func(c *spec.Model) { c.L2Temp, c.L2PosBias = true, true }},
 		variant{arch: spec.InvertibleDP, name: "invertible-dp+gain+2mlps", set: func(c *spec.Model) { c.MLPGain, c.MLPBlocks = 4, 2 }},
+		variant{arch: spec.DP, name: "dp+mix", set: func(c *spec.Model) { c.Mix = 3 }},
+		variant{arch: spec.InvertibleL2, recipe: true, name: "invertible-l2-recipe+mix", set: func(c *spec.Model) { c.Mix = 4 }},
 	)
 	type gradCase struct {
 		name string

@@ -60,7 +60,7 @@ type variant struct {
 // variants are the tiny configurations of every architecture, of dp and l2 with the head
 // tied to the token embedding, of invertible-l2 with balanced value maps, and of tied L2
 // with temperatures, position biases and the product and token2 bounds, and of ball norms
-// (the certified recipe where it applies).
+// (the certified recipe where it applies), and of mixing sub-blocks.
 func variants() []variant {
 	var vs []variant
 	for _, arch := range archNames() {
@@ -116,5 +116,17 @@ func variants() []variant {
 		c.Norm, c.BallRadius = spec.BallPre, 0.3 // radius 0.85, below an embedded token's typical 0.3 sqrt(2D) = 1.2
 		vs = append(vs, variant{arch + "-ball", c})
 	}
+	for _, arch := range []string{"dp", "contractive-l2"} {
+		c := tiny(arch).WithCertifiedRecipe()
+		c.Mix = 3
+		vs = append(vs, variant{arch + "-mix", c})
+	}
+	c = tiny("invertible-l2").WithCertifiedRecipe()
+	c.MLPBlocks, c.Mix = 2, 3
+	vs = append(vs, variant{"invertible-l2-recipe-mix", c})
+	c = tiny("invertible-l2")
+	c.LipK, c.Mix = 10, 5 // every position's whole past
+	c = c.WithCertifiedRecipe()
+	vs = append(vs, variant{"invertible-l2-lip-k-mix", c})
 	return vs
 }

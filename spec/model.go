@@ -52,6 +52,11 @@ type Model struct {
 	// place of one wide one give the stack more sub-blocks at the same parameters and FLOPs
 	// (docs/math.md, "What depth buys an invertible stack").
 	MLPBlocks int `json:"mlp_blocks,omitempty"`
+	// Mix > 0 puts a mixing sub-block before each block's attention sub-block: each token
+	// takes a learned convex combination of itself and the Mix-1 tokens before it, then a
+	// linear map (layers.Mix; in an invertible block spectrally normalised to c, docs/math.md,
+	// "The mixing sub-block"). 0: none.
+	Mix int `json:"mix,omitempty"`
 	// BallRadius is the initial radius of the ball norms of Norm ball, in units of
 	// sqrt(D); 0 means the embeddings' initial scale (EffectiveEmbedStd), so that the
 	// stream's tokens, of norm about sqrt(2D) times it, start outside the ball.
@@ -146,6 +151,9 @@ func (m Model) Validate() error {
 	if m.MLPBlocks > 1 && !m.Arch.Invertible() {
 		bad("mlp_blocks %d: arch %v has one MLP per block; only invertible blocks take several", m.MLPBlocks, m.Arch)
 	}
+	if m.Mix < 0 || m.Mix > m.Context {
+		bad("mix %d with context %d, want 0 <= mix <= context (0: no mixing sub-block)", m.Mix, m.Context)
+	}
 	if !(m.LipK >= 0) || math.IsInf(m.LipK, 0) {
 		bad("lip_k %g, want finite and >= 0 (0: none)", m.LipK)
 	}
@@ -184,9 +192,17 @@ func (m Model) HiddenWidth() int {
 // MLPSubBlocks is the number of MLP sub-blocks of each block: MLPBlocks, or 1 when it is 0.
 func (m Model) MLPSubBlocks() int { return max(m.MLPBlocks, 1) }
 
-// SubBlocks is the number of residual sub-blocks of the stack: each block's attention
-// sub-block and its MLPSubBlocks.
-func (m Model) SubBlocks() int { return m.Layers * (1 + m.MLPSubBlocks()) }
+// SubBlocks is the number of residual sub-blocks of the stack: each block's mixing
+// sub-block (with Mix), its attention sub-block and its MLPSubBlocks.
+func (m Model) SubBlocks() int { return m.Layers * (m.MixSubBlocks() + 1 + m.MLPSubBlocks()) }
+
+// MixSubBlocks is the number of mixing sub-blocks of each block: 1 with Mix, else 0.
+func (m Model) MixSubBlocks() int {
+	if m.Mix > 0 {
+		return 1
+	}
+	return 0
+}
 
 // Contraction is the coefficient c of contractive attention or invertible blocks, or 0 for
 // plain attention.

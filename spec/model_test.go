@@ -43,3 +43,30 @@ func TestLipKArchitectures(t *testing.T) {
 		t.Errorf("contractive-l2 with lip_k: %v, want an error naming invertible-l2 with norm ball", err)
 	}
 }
+
+// TestMixRangeAndHeadGain: mix is refused, naming the field, below 0 and beyond the
+// context, and accepted for every architecture up to the context; a mixing sub-block is
+// one more sub-block of each layer, so a model bounded by K pays 1 + c for it in the head.
+func TestMixRangeAndHeadGain(t *testing.T) {
+	base := Model{Arch: InvertibleL2, Layers: 2, Heads: 1, Width: 4, Context: 4, Vocab: 5, Norm: NoLN, LipC: 0.5, Dtype: Float32, Std: 0.02, L2Bound: ops.BoundTok2, LipK: 10}
+	for _, c := range []struct {
+		arch Arch
+		mix  int
+		ok   bool
+	}{{InvertibleL2, -1, false}, {InvertibleL2, 5, false}, {InvertibleL2, 4, true}, {InvertibleL2, 1, true}, {DP, 3, true}, {ContractiveL2, 2, true}} {
+		m := base
+		m.Arch, m.Mix = c.arch, c.mix
+		if c.arch != InvertibleL2 {
+			m.Norm, m.LipK = PreLN, 0
+		}
+		err := m.Validate()
+		if c.ok != (err == nil) || (err != nil && !strings.Contains(err.Error(), "mix")) {
+			t.Errorf("arch %v, mix %d: %v", c.arch, c.mix, err)
+		}
+	}
+	m := base
+	m.Mix = 3
+	if m.SubBlocks() != 6 || math.Abs(m.HeadGain()-10/math.Pow(1.5, 6)) > 1e-12 {
+		t.Errorf("mix 3: %d sub-blocks and head gain %v, want 6 and %v", m.SubBlocks(), m.HeadGain(), 10/math.Pow(1.5, 6))
+	}
+}

@@ -84,7 +84,7 @@ func (r *runInfo) settings() []setting {
 		{"heads", strconv.Itoa(c.Heads)}, {"hidden", strconv.Itoa(hidden)}, {"ctx", strconv.Itoa(c.Context)},
 		{"dropout", num(c.Dropout)}, {"lip-c", num(c.LipC)}, {"dtype", c.Dtype.String()}, {"init-std", num(c.Std)},
 		{"tie", strconv.FormatBool(c.Tie)}, {"balance-l2", strconv.FormatBool(c.BalanceL2)}, {"l2-bound", c.L2Bound.String()},
-		{"l2-temp", strconv.FormatBool(c.L2Temp)}, {"l2-pos-bias", strconv.FormatBool(c.L2PosBias)}, {"mlp-gain", num(c.MLPGain)}, {"mlp-blocks", strconv.Itoa(c.MLPSubBlocks())},
+		{"l2-temp", strconv.FormatBool(c.L2Temp)}, {"l2-pos-bias", strconv.FormatBool(c.L2PosBias)}, {"mlp-gain", num(c.MLPGain)}, {"mlp-blocks", strconv.Itoa(c.MLPSubBlocks())}, {"mix", strconv.Itoa(c.Mix)},
 		{"ball-radius", num(c.EffectiveBallRadius())}, {"embed-std", num(c.EffectiveEmbedStd())}, {"lip-k", lipK(c.LipK)},
 		{"data", o.Data}, {"split", o.Split}, {"batch", strconv.Itoa(o.Batch)}, {"steps", strconv.Itoa(o.Steps)},
 		{"lr", num(o.LR)}, {"min-lr", num(o.MinLR)}, {"warmup", strconv.Itoa(o.Warmup)}, {"schedule", o.Schedule},
