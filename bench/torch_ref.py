@@ -30,6 +30,8 @@ The options of the certified recipes (spec.Model, spec.Model.WithCertifiedRecipe
   mlp_gain         M(x) = ELU(x e^g W1/s1 + b1) (c e^-g W2/s2) + b2, g learned from log(mlp_gain)
   mlp_blocks       m MLP sub-blocks x + M_k(x) per invertible block, mlp, mlp1, ..., each of
                    width hidden, or 4D/m when hidden is 0
+  mix              k: first in each block x + X(x), X(x)_t = sum_delta a_delta x_{t-delta} W' + b,
+                   a = softmax(taps) over delta < k, W' = c W/s (invertible) or W
 
 A checkpoint whose config has any other option (the product bound, ball norms, lip_k,
 embed_radius, dropout, a key the reference does not know) is refused.
@@ -248,11 +250,11 @@ def mlp_name(k):
 # model.Config's JSON keys; a checkpoint with any other key is refused.
 CONFIG_KEYS = {"arch", "layers", "heads", "width", "hidden", "context", "vocab", "dropout", "norm", "lip_c",
                "dtype", "init_std", "embed_std", "tie", "balance_l2", "l2_bound", "l2_temp", "l2_pos_bias",
-               "mlp_gain", "mlp_blocks", "ball_radius", "lip_k", "embed_radius"}
+               "mlp_gain", "mlp_blocks", "mix", "ball_radius", "lip_k", "embed_radius"}
 # layers.scalarLR: the learning-rate multiplier of attention's temperatures and position
-# bias and of the MLP gain.
+# bias, of the MLP gain and of the mixing sub-block's taps.
 SCALAR_LR = 10
-SCALAR_SUFFIXES = (".logtemp", ".posbias", ".loggain")
+SCALAR_SUFFIXES = (".logtemp", ".posbias", ".loggain", ".taps")
 
 
 def unsupported(cfg):
@@ -307,6 +309,7 @@ class LM:
         self.temp = bool(cfg.get("l2_temp", False))
         self.pos_bias = bool(cfg.get("l2_pos_bias", False))
         self.mlp_gain = cfg.get("mlp_gain", 0.0)
+        self.mix = cfg.get("mix", 0)
         self.tie = bool(cfg.get("tie", False))
         self.phi = phi_inv(self.T)
         self.mask = torch.ones(self.T, self.T, dtype=torch.bool).tril()
@@ -320,6 +323,8 @@ class LM:
         s = [("tok", (V, D)), ("pos", (T, D))]
         for i in range(self.L):
             n = "h%d" % i
+            if self.mix:
+                s += [(n + ".mix.taps", (self.mix,)), (n + ".mix.proj.w", (D, D)), (n + ".mix.proj.b", (D,))]
             s += [(n + ".attn.wq", (D, D))]
             if self.kind != "l2":
                 s += [(n + ".attn.wk", (D, D))]
@@ -351,6 +356,8 @@ class LM:
             n = "h%d" % i
             if self.kind == "dp":
                 ws += [n + ".attn.wv", n + ".attn.wo"]
+            if self.mix:
+                ws += [n + ".mix.proj.w"]
             for mlp in self.mlps:
                 ws += [n + "." + mlp + ".fc.w", n + "." + mlp + ".proj.w"]
         return ws
@@ -405,7 +412,7 @@ class LM:
         for name, shape in self.param_shapes():
             if name.endswith(".gain"):
                 t = torch.ones(shape, dtype=self.dtype)
-            elif name.endswith((".b", ".bias", ".logtemp", ".posbias")):
+            elif name.endswith((".b", ".bias", ".logtemp", ".posbias", ".taps")):
                 t = torch.zeros(shape, dtype=self.dtype)
             elif name.endswith(".loggain"):
                 t = torch.full(shape, math.log(self.mlp_gain), dtype=self.dtype)
@@ -413,7 +420,7 @@ class LM:
                 s = std
                 if name in ("tok", "pos"):
                     s = self.cfg.get("embed_std") or std
-                elif name.endswith(".attn.wo") or (name.endswith(".mlp.proj.w") and not self.invertible):
+                elif name.endswith(".attn.wo") or (name.endswith((".mlp.proj.w", ".mix.proj.w")) and not self.invertible):
                     s = proj
                 t = torch.randn(shape, generator=gen, dtype=torch.float64).mul_(s).to(self.dtype)
             self.params[name] = t
@@ -620,6 +627,16 @@ class LM:
             fc, proj = self.head_scale(fc, p[m + ".loggain"], 1), self.head_scale(proj, p[m + ".loggain"], -1)
         return F.elu(x @ fc + p[m + ".fc.b"]) @ proj + p[m + ".proj.b"]
 
+    def mixing(self, n, x):
+        """layers.Mix of block n on x (B, T, D): the causal mix of softmax(taps) over the last k
+        tokens, then W' (c W / sigma in an invertible block) and the bias."""
+        p = self.params
+        a = torch.softmax(p[n + ".mix.taps"], 0)
+        T = x.shape[1]
+        y = sum(a[d] * F.pad(x[:, :T - d], (0, 0, d, 0)) for d in range(min(self.mix, T)))
+        w = self.spectral(n + ".mix.proj.w", self.c) if self.invertible else p[n + ".mix.proj.w"]
+        return y @ w + p[n + ".mix.proj.b"]
+
     def residual(self, x, ln, f):
         if self.norm == "pre":
             return x + f(self.layer_norm(x, ln))
@@ -634,6 +651,8 @@ class LM:
         x = p["tok"][ids] + p["pos"][:T]
         for i in range(self.L):
             n = "h%d" % i
+            if self.mix:
+                x = x + self.mixing(n, x)
             if self.invertible:
                 if self.kind == "dp":
                     wv, wo = self.spectral(n + ".attn.wv", 1.0), self.spectral(n + ".attn.wo", self.c)
