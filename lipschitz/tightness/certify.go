@@ -200,6 +200,9 @@ const aboveC = 1e-6
 // the certificate is computed from the weights themselves.
 func subBlockNote(cert *model.Certificate, cfg model.Config) string {
 	var b strings.Builder
+	if cfg.Mix > 0 {
+		b.WriteString("h*.mix, ")
+	}
 	b.WriteString("h*.attn and h*.mlp are residual sub-blocks x + g(x): certified 1 + Lip(g)")
 	switch cfg.Norm {
 	case spec.PreLN:
@@ -208,6 +211,9 @@ func subBlockNote(cert *model.Certificate, cfg model.Config) string {
 		b.WriteString(" times its LayerNorm's factor")
 	case spec.BallPre:
 		b.WriteString(" with Lip(g) times its ball norm's factor")
+	}
+	if cfg.Mix > 0 && (cfg.Norm == spec.BallPre || !cfg.Arch.Invertible() && cfg.Norm != spec.NoLN) {
+		b.WriteString(" (h*.mix has none)")
 	}
 	switch {
 	case cfg.Arch.Invertible():

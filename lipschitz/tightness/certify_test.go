@@ -147,4 +147,12 @@ func TestSubBlockNote(t *testing.T) {
 		strings.Contains(note, "1 + c") || strings.Contains(note, "above c") {
 		t.Errorf("contractive-l2, pre-LN: note:\n%s", note)
 	}
+	cfg.Mix = 4
+	if note = subBlockNote(cert, cfg); !strings.HasPrefix(note, "h*.mix, h*.attn and h*.mlp") || !strings.Contains(note, "(h*.mix has none)") {
+		t.Errorf("contractive-l2, pre-LN, mix: note:\n%s", note)
+	}
+	cfg.Arch, cfg.Norm = spec.InvertibleL2, spec.NoLN
+	if note = subBlockNote(cert, cfg); !strings.HasPrefix(note, "h*.mix, ") || strings.Contains(note, "has none") {
+		t.Errorf("invertible-l2, mix: note:\n%s", note)
+	}
 }
