@@ -42,6 +42,9 @@ type Settings struct {
 	// (train.AdamConfig.Muon), in Go and in PyTorch; the measurements' names then end in
 	// "+muon".
 	Muon float64
+	// Mix > 0 gives every architecture a mixing sub-block of Mix taps in each block
+	// (spec.Model.Mix); the measurements' names then end in "+mixK".
+	Mix int
 }
 
 // Measurement is one timed program at one configuration: one JSON object of cmd/bench's
@@ -140,7 +143,7 @@ type Job struct {
 }
 
 // NewJob builds the configuration and the batch (model.RandomBatch) of a preset and
-// architecture, as its certified recipe with s.Recipe.
+// architecture, as its certified recipe with s.Recipe, with s.Mix's mixing sub-blocks.
 func NewJob(p model.Preset, arch spec.Arch, s Settings) Job {
 	in, tg := model.RandomBatch(s.Seed, p.Batch, p.Context, p.Vocab)
 	cfg := p.Config(arch, s.Dtype)
@@ -150,11 +153,12 @@ func NewJob(p model.Preset, arch spec.Arch, s Settings) Job {
 		}
 		cfg = cfg.WithCertifiedRecipe()
 	}
+	cfg.Mix = s.Mix
 	return Job{Preset: p, Cfg: cfg, Inputs: in, Targets: tg, Set: s}
 }
 
 // ArchName is the job's architecture as measurements name it: "+recipe" after it for a
-// certified recipe.
+// certified recipe, then "+muon" and "+mixK" for those settings.
 func (j Job) ArchName() string {
 	name := j.Cfg.Arch.String()
 	if j.Set.Recipe && (j.Cfg.Arch == spec.ContractiveL2 || j.Cfg.Arch == spec.InvertibleL2) {
@@ -162,6 +166,9 @@ func (j Job) ArchName() string {
 	}
 	if j.Set.Muon > 0 {
 		name += "+muon"
+	}
+	if j.Set.Mix > 0 {
+		name += fmt.Sprintf("+mix%d", j.Set.Mix)
 	}
 	return name
 }

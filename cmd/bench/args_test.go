@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"strings"
 	"testing"
 
 	"lipformer/internal/clitest"
@@ -28,13 +29,16 @@ func TestDeprecatedNames(t *testing.T) {
 	}
 }
 
-// TestRecipeFlag: -recipe sets the plan's recipe setting and -muon its Muon scale, with
-// -torch too.
+// TestRecipeFlag: -recipe sets the plan's recipe setting, -muon its Muon scale and -mix
+// its taps, with -torch too; a negative -mix is refused by name.
 func TestRecipeFlag(t *testing.T) {
-	for _, args := range [][]string{{"-recipe", "-muon", "3"}, {"-recipe", "-torch", "-muon", "3"}} {
+	for _, args := range [][]string{{"-recipe", "-muon", "3", "-mix", "4"}, {"-recipe", "-torch", "-muon", "3", "-mix", "4"}} {
 		o, err := parseFlags(args, io.Discard)
-		if err != nil || !o.plan.Set.Recipe || o.plan.Set.Muon != 3 {
-			t.Errorf("%v: %v, recipe %v, muon %v", args, err, o.plan.Set.Recipe, o.plan.Set.Muon)
+		if err != nil || !o.plan.Set.Recipe || o.plan.Set.Muon != 3 || o.plan.Set.Mix != 4 {
+			t.Errorf("%v: %v, recipe %v, muon %v, mix %v", args, err, o.plan.Set.Recipe, o.plan.Set.Muon, o.plan.Set.Mix)
 		}
+	}
+	if _, err := parseFlags([]string{"-mix", "-1"}, io.Discard); err == nil || !strings.Contains(err.Error(), "-mix") {
+		t.Errorf("-mix -1: %v, want an error naming -mix", err)
 	}
 }
