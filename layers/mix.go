@@ -13,8 +13,8 @@ import (
 // Mix is the branch of a mixing sub-block (docs/math.md, "The mixing sub-block"): each
 // token takes a learned convex combination of itself and the k-1 tokens before it, then a
 // linear map, g(x) = CausalMix(x; softmax(r)) W' + b. In an invertible block W' = c W /
-// sigma (spectral normalisation), so the branch is c-Lipschitz in the token norm, in the
-// 2-norm of the sequence and, with W's column sums, in its inf-norm; elsewhere W' = W.
+// sigma (spectral normalisation), so the branch is c-Lipschitz in the token norm and in the
+// 2-norm of the sequence; elsewhere W' = W. Its inf-norm constant is that of W', not c.
 type Mix struct {
 	Taps *Param        // (k) logits r of the taps a = softmax(r); not decayed
 	Lin  *Linear       // W (D, D) and b (D)
