@@ -44,18 +44,16 @@ func (op *ballNormOp) Do(in ...G.Value) (G.Value, error) { return op.UsePrealloc
 
 // UsePreallocDo runs the op into prealloc when it fits.
 func (op *ballNormOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, error) {
-	vals, err := op.inputs(in)
-	if err != nil {
-		return nil, err
-	}
-	out := op.out.get(prealloc, vals[0].Dtype(), op.outShape(vals), in)
-	switch vals[0].Dtype() {
-	case tensor.Float32:
-		ballNormKernel(op, data[float32](out), floats[float32](vals), vals[0].Shape()[op.aDims-1])
-	case tensor.Float64:
-		ballNormKernel(op, data[float64](out), floats[float64](vals), vals[0].Shape()[op.aDims-1])
-	}
-	return out, nil
+	return op.run(op, prealloc, in)
+}
+
+// kernel32 and kernel64 are the op's partKernels.
+func (op *ballNormOp) kernel32(out []float32, in [][]float32, shape tensor.Shape) {
+	ballNormKernel(op, out, in, shape[op.aDims-1])
+}
+
+func (op *ballNormOp) kernel64(out []float64, in [][]float64, shape tensor.Shape) {
+	ballNormKernel(op, out, in, shape[op.aDims-1])
 }
 
 // SymDiff applies the two gradient ops to (x, s, dy).

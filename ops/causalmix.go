@@ -44,18 +44,16 @@ func (op *causalMixOp) Do(in ...G.Value) (G.Value, error) { return op.UsePreallo
 
 // UsePreallocDo runs the op into prealloc when it fits.
 func (op *causalMixOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, error) {
-	vals, err := op.inputs(in)
-	if err != nil {
-		return nil, err
-	}
-	out := op.out.get(prealloc, vals[0].Dtype(), op.outShape(vals), in)
-	switch vals[0].Dtype() {
-	case tensor.Float32:
-		causalMixKernel(op, data[float32](out), floats[float32](vals), vals[0].Shape()[1])
-	case tensor.Float64:
-		causalMixKernel(op, data[float64](out), floats[float64](vals), vals[0].Shape()[1])
-	}
-	return out, nil
+	return op.run(op, prealloc, in)
+}
+
+// kernel32 and kernel64 are the op's partKernels.
+func (op *causalMixOp) kernel32(out []float32, in [][]float32, shape tensor.Shape) {
+	causalMixKernel(op, out, in, shape[1])
+}
+
+func (op *causalMixOp) kernel64(out []float64, in [][]float64, shape tensor.Shape) {
+	causalMixKernel(op, out, in, shape[1])
 }
 
 // SymDiff applies the two gradient ops to (x, r, dy).

@@ -47,18 +47,16 @@ func (op *headScaleOp) Do(in ...G.Value) (G.Value, error) { return op.UsePreallo
 
 // UsePreallocDo runs the op into prealloc when it fits.
 func (op *headScaleOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, error) {
-	vals, err := op.inputs(in)
-	if err != nil {
-		return nil, err
-	}
-	out := op.out.get(prealloc, vals[0].Dtype(), op.outShape(vals), in)
-	switch vals[0].Dtype() {
-	case tensor.Float32:
-		headScaleKernel(op, data[float32](out), floats[float32](vals), vals[0].Shape())
-	case tensor.Float64:
-		headScaleKernel(op, data[float64](out), floats[float64](vals), vals[0].Shape())
-	}
-	return out, nil
+	return op.run(op, prealloc, in)
+}
+
+// kernel32 and kernel64 are the op's partKernels.
+func (op *headScaleOp) kernel32(out []float32, in [][]float32, shape tensor.Shape) {
+	headScaleKernel(op, out, in, shape)
+}
+
+func (op *headScaleOp) kernel64(out []float64, in [][]float64, shape tensor.Shape) {
+	headScaleKernel(op, out, in, shape)
 }
 
 // SymDiff applies the two gradient ops to (w, s, g).

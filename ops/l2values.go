@@ -43,19 +43,16 @@ func (op *l2ValuesOp) Do(in ...G.Value) (G.Value, error) { return op.UsePrealloc
 
 // UsePreallocDo runs the op into prealloc when it fits.
 func (op *l2ValuesOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, error) {
-	vals, err := op.inputs(in)
-	if err != nil {
-		return nil, err
-	}
-	wq := vals[0]
-	out := op.out.get(prealloc, wq.Dtype(), wq.Shape(), in)
-	switch wq.Dtype() {
-	case tensor.Float32:
-		l2ValuesKernel(op, data[float32](out), floats[float32](vals), wq.Shape())
-	case tensor.Float64:
-		l2ValuesKernel(op, data[float64](out), floats[float64](vals), wq.Shape())
-	}
-	return out, nil
+	return op.run(op, prealloc, in)
+}
+
+// kernel32 and kernel64 are the op's partKernels.
+func (op *l2ValuesOp) kernel32(out []float32, in [][]float32, shape tensor.Shape) {
+	l2ValuesKernel(op, out, in, shape)
+}
+
+func (op *l2ValuesOp) kernel64(out []float64, in [][]float64, shape tensor.Shape) {
+	l2ValuesKernel(op, out, in, shape)
 }
 
 // SymDiff applies the two backward ops to (wq, wv, g).

@@ -72,6 +72,31 @@ func (op *partedOp) inputs(in []G.Value) ([]*tensor.Dense, error) {
 	return vals, nil
 }
 
+// partKernels are the kernels of a parted op, one per element type: each writes the part's
+// result into out from its inputs' data in, given the first input's shape.
+type partKernels interface {
+	kernel32(out []float32, in [][]float32, shape tensor.Shape)
+	kernel64(out []float64, in [][]float64, shape tensor.Shape)
+}
+
+// run is the UsePreallocDo of a parted op with kernels k: its inputs as dense tensors, and
+// its result, of the part's shape and the first input's dtype, in prealloc when it fits or
+// else in the op's kept output.
+func (op *partedOp) run(k partKernels, prealloc G.Value, in []G.Value) (G.Value, error) {
+	vals, err := op.inputs(in)
+	if err != nil {
+		return nil, err
+	}
+	out := op.out.get(prealloc, vals[0].Dtype(), op.outShape(vals), in)
+	switch vals[0].Dtype() {
+	case tensor.Float32:
+		k.kernel32(data[float32](out), floats[float32](vals), vals[0].Shape())
+	case tensor.Float64:
+		k.kernel64(data[float64](out), floats[float64](vals), vals[0].Shape())
+	}
+	return out, nil
+}
+
 // partedSymDiff applies the backward parts back(1) and back(2) to (a, b, dy).
 func partedSymDiff(in G.Nodes, grad *G.Node, back func(part int) G.Op) (G.Nodes, error) {
 	da, err := G.ApplyOp(back(1), in[0], in[1], grad)
