@@ -362,11 +362,7 @@ func (dc *decoder[T]) attendSequence(par bool, b *blockWeights[T], c *blockCache
 // k-1 rows before it (kernel.CausalMixRows' sums), and goes through W' plus b, the bias
 // added first as Linear does.
 func (dc *decoder[T]) mix(l lane, w *mixWeights[T], pk *kernel.PackedWeights, cache, x []T) {
-	d, t, n, k := dc.width, dc.cfg.Context, l.n, len(w.taps)
-	rev := make([]T, k) // rev[j] = taps[k-1-j]: the weight of the j-th row of a full window
-	for j, v := range w.taps {
-		rev[k-1-j] = v
-	}
+	d, t, n, k := dc.width, dc.cfg.Context, l.n, len(w.rev)
 	mixed, y := of(dc.concat, l, d), of(dc.y, l, d) // (lane rows, D)
 	for s := range l.hi - l.lo {
 		seq := cache[(l.lo+s)*t*d : (l.lo+s+1)*t*d] // (T, D)
@@ -374,7 +370,7 @@ func (dc *decoder[T]) mix(l lane, w *mixWeights[T], pk *kernel.PackedWeights, ca
 			r, p := s*n+i, l.pos+i
 			copy(seq[p*d:(p+1)*d], x[r*d:(r+1)*d])
 			m := min(k, p+1) // rows p-m+1..p
-			kernel.WeightedRowSum(mixed[r*d:(r+1)*d], rev[k-m:], seq[(p-m+1)*d:])
+			kernel.WeightedRowSum(mixed[r*d:(r+1)*d], w.rev[k-m:], seq[(p-m+1)*d:])
 			copy(y[r*d:(r+1)*d], w.b)
 		}
 	}

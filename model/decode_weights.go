@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"slices"
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -36,7 +37,7 @@ type mlpWeights[T kernel.Float] struct {
 
 // mixWeights are the weights of a mixing sub-block as it applies them.
 type mixWeights[T kernel.Float] struct {
-	taps []T // (k) softmax(r)
+	rev  []T // (k) softmax(r) reversed: rev[j] weighs row j of a full window t-k+1..t
 	w, b []T // (D, D) W' and (D)
 }
 
@@ -145,7 +146,9 @@ func blockWeightsOf[T kernel.Float](m *Model) ([]blockWeights[T], error) {
 			w.bias = valueOf[T](bn.bias)
 		}
 		if bn.mix != nil {
-			w.mix = &mixWeights[T]{taps: ops.MixTaps(paramData[T](bn.mix.Taps)), w: valueOf[T](bn.mixW), b: paramData[T](bn.mix.Lin.B)}
+			rev := ops.MixTaps(paramData[T](bn.mix.Taps))
+			slices.Reverse(rev)
+			w.mix = &mixWeights[T]{rev: rev, w: valueOf[T](bn.mixW), b: paramData[T](bn.mix.Lin.B)}
 		}
 		if bn.wv != nil {
 			if w.wo, err = foldL2Mix(valueOf[T](bn.packed[0]), valueOf[T](bn.wv), w.wo, m.Cfg.Width, m.Cfg.Heads); err != nil {
