@@ -230,7 +230,8 @@ func subBlockNote(cert *model.Certificate, cfg model.Config) string {
 	}
 	var above []string
 	for _, f := range cert.Factors {
-		held := strings.HasSuffix(f.Name, ".attn") || (cfg.Arch.Invertible() && strings.Contains(f.Name, ".mlp")) // h0.mlp, h0.mlp1, ...
+		held := strings.HasSuffix(f.Name, ".attn") ||
+			(cfg.Arch.Invertible() && (strings.Contains(f.Name, ".mlp") || strings.HasSuffix(f.Name, ".mix"))) // h0.mlp, h0.mlp1, ..., h0.mix
 		if g := float64(f.Tok2) - 1; held && !math.IsInf(g, 1) && g > cfg.LipC*(1+aboveC) {
 			above = append(above, fmt.Sprintf("%s %.6g", f.Name, g))
 		}

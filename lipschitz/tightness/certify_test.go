@@ -155,4 +155,13 @@ func TestSubBlockNote(t *testing.T) {
 	if note = subBlockNote(cert, cfg); !strings.HasPrefix(note, "h*.mix, ") || strings.Contains(note, "has none") {
 		t.Errorf("invertible-l2, mix: note:\n%s", note)
 	}
+	// An invertible block's mixing branch is held to c as well; a plain block's is not.
+	cert.Factors = append(cert.Factors, model.Factor{Name: "h1.mix", Tok2: 1.93})
+	if note = subBlockNote(cert, cfg); !strings.Contains(note, "in the token norm: h0.mlp 0.92, h1.mix 0.93. ") {
+		t.Errorf("invertible-l2, a mixing branch above c: note:\n%s", note)
+	}
+	cfg.Arch = spec.ContractiveL2
+	if note = subBlockNote(cert, cfg); strings.Contains(note, "h1.mix 0.93") {
+		t.Errorf("contractive-l2, no LayerNorm: note:\n%s\nnames the plain mixing branch", note)
+	}
 }
