@@ -109,6 +109,8 @@ func TestConfigsAreTheirCommandLines(t *testing.T) {
 			"-lr 3e-3 -muon 6.7 -min-lr 3e-4 -warmup 100 -schedule cosine -beta2 0.99 -eval-every 250 -eval-bytes 100000 -seed 1",
 		"enwik7_inv_mix_w128.toml": "-arch invertible-l2 -layers 4 -mix 16 -mlp-blocks 4 -hidden 64 -lip-c 0.97 -heads 4 -width 128 -ctx 64 -batch 16 -steps 1150 " +
 			"-lr 3e-3 -muon 6.7 -min-lr 3e-4 -warmup 100 -schedule cosine -beta2 0.99 -eval-every 250 -eval-bytes 100000 -seed 1",
+		"enwik7_inv_mix_w128_h128.toml": "-arch invertible-l2 -layers 4 -mix 16 -mlp-blocks 4 -hidden 128 -lip-c 0.97 -heads 4 -width 128 -ctx 64 -batch 16 -steps 1000 " +
+			"-lr 3e-3 -muon 6.7 -min-lr 3e-4 -warmup 100 -schedule cosine -beta2 0.99 -eval-every 250 -eval-bytes 100000 -seed 1",
 		"shakespeare_10k.toml": "-data shakespeare -layers 4 -heads 4 -width 128 -ctx 64 -batch 12 -steps 10000 -lr 1e-3 " +
 			"-min-lr 1e-4 -warmup 100 -schedule cosine -beta2 0.99 -dropout 0 -eval-every 1000 -eval-bytes 0 -seed 1",
 		"enwik7.toml": "-layers 4 -heads 4 -width 128 -ctx 64 -batch 16 -steps 1000 -lr 1e-3 -min-lr 1e-4 -warmup 100 " +
