@@ -149,7 +149,7 @@ func TestCertificateOfDotProductIsUnbounded(t *testing.T) {
 // sub-block, the final ball norm, the head), its certified product is their product and at
 // most K once the power iterations have converged (K itself in the token norm), and the
 // exact Jacobian of the whole map from embeddings to logits stays below it at random inputs
-// of every scale. At K = 1000 the head alone (gain K / 1.9^4 = 77) pulls inputs further
+// of every scale, with and without mixing sub-blocks (unequal taps). At K = 1000 the head alone (gain K / 1.9^4 = 77) pulls inputs further
 // apart than all the other factors allow (1.9^4 = 13), so a certificate that left the head
 // out would be exceeded by a measured Jacobian.
 func TestLipKBoundsTheWholeModel(t *testing.T) {
@@ -157,13 +157,15 @@ func TestLipKBoundsTheWholeModel(t *testing.T) {
 		k    float64
 		norm spec.Norm
 		mlps int // 0: the recipe's
-	}{{1, spec.NoLN, 0}, {10, spec.BallPre, 2}, {1000, spec.NoLN, 1}} {
+		mix  int
+	}{{1, spec.NoLN, 0, 0}, {10, spec.BallPre, 2, 0}, {1000, spec.NoLN, 1, 0}, {10, spec.NoLN, 1, 3}} {
 		cfg := Config{Arch: spec.InvertibleL2, Layers: 2, Heads: 2, Width: 4, Context: 4, Vocab: 5, Norm: c.norm, LipC: 0.9,
-			Dtype: spec.Float64, Std: 0.5, LipK: c.k, MLPBlocks: c.mlps}.WithCertifiedRecipe()
+			Dtype: spec.Float64, Std: 0.5, LipK: c.k, MLPBlocks: c.mlps, Mix: c.mix}.WithCertifiedRecipe()
 		m, err := New(cfg, 3)
 		if err != nil {
 			t.Fatal(err)
 		}
+		spreadTaps(m, 4)
 		m.PowerIterate(500)
 		cert, err := m.Certificate()
 		if err != nil {
@@ -171,6 +173,9 @@ func TestLipKBoundsTheWholeModel(t *testing.T) {
 		}
 		var want []string
 		for i := range cfg.Layers {
+			if c.mix > 0 {
+				want = append(want, fmt.Sprintf("h%d.mix", i))
+			}
 			want = append(want, fmt.Sprintf("h%d.attn", i))
 			for k := range cfg.MLPSubBlocks() {
 				want = append(want, fmt.Sprintf("h%d.%s", i, layers.MLPName(k)))
