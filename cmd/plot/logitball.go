@@ -27,10 +27,12 @@ type evalBall struct {
 }
 
 // plotLogitBall draws bpc against the logit radius from the eval -json files listed in
-// files, all of one split: each model bounded end to end a point at its certified radius,
-// named by its run; the floor and the bounded count models of every radius the files
-// hold, joined over the radii; a model with no certified radius, and the n-gram baselines
-// of the first file that has them, as horizontal lines.
+// files (comma-separated), all of one split: each model bounded end to end a point at its
+// certified radius, named by its run; models whose files are joined by "+" one series, a
+// line through their points in the order of their radii, named by their runs; the floor
+// and the bounded count models of every radius the files hold, joined over the radii; a
+// model with no certified radius, and the n-gram baselines of the first file that has
+// them, as horizontal lines.
 func plotLogitBall(files, title, out string, stdout io.Writer) error {
 	if _, err := plotting.FormatOf(out); err != nil {
 		return fmt.Errorf("-out: %w", err)
@@ -48,34 +50,55 @@ func plotLogitBall(files, title, out string, stdout io.Writer) error {
 	var split string
 	var baselines []ngram.Result
 	var models []plotting.Series // drawn after the curves
-	for _, path := range strings.Split(files, ",") {
-		path = strings.TrimSpace(path)
-		e, err := readEvalBall(path)
-		if err != nil {
-			return fmt.Errorf("-logit-ball: %w", err)
+	for _, entry := range strings.Split(files, ",") {
+		type model struct {
+			at    point
+			label string // run and score
 		}
-		if split == "" {
-			split = e.Split
-		} else if e.Split != split {
-			return fmt.Errorf("-logit-ball: %s scores the %s split, the files before it %s", path, e.Split, split)
-		}
-		if baselines == nil {
-			baselines = e.Baselines
-		}
-		run := filepath.Base(filepath.Dir(e.Checkpoint))
-		certified := false
-		for _, b := range e.LogitBall {
-			add("floor: no model with logits in the ball scores below", b.Radius, b.FloorBPC)
-			for _, r := range b.Bounded {
-				add("bounded "+ngram.Name(r.Order)+" (count model, logits in the ball)", b.Radius, r.BPC)
+		var group []model // the certified models of entry
+		for _, path := range strings.Split(entry, "+") {
+			path = strings.TrimSpace(path)
+			e, err := readEvalBall(path)
+			if err != nil {
+				return fmt.Errorf("-logit-ball: %w", err)
 			}
-			if b.Certified {
-				certified = true
-				models = append(models, plotting.Series{Label: fmt.Sprintf("%s %.3f", run, e.BPC), X: []float64{b.Radius}, Y: []float64{e.BPC}, Points: true})
+			if split == "" {
+				split = e.Split
+			} else if e.Split != split {
+				return fmt.Errorf("-logit-ball: %s scores the %s split, the files before it %s", path, e.Split, split)
+			}
+			if baselines == nil {
+				baselines = e.Baselines
+			}
+			run := filepath.Base(filepath.Dir(e.Checkpoint))
+			certified := false
+			for _, b := range e.LogitBall {
+				add("floor: no model with logits in the ball scores below", b.Radius, b.FloorBPC)
+				for _, r := range b.Bounded {
+					add("bounded "+ngram.Name(r.Order)+" (count model, logits in the ball)", b.Radius, r.BPC)
+				}
+				if b.Certified {
+					certified = true
+					group = append(group, model{point{b.Radius, e.BPC}, fmt.Sprintf("%s %.3f", run, e.BPC)})
+				}
+			}
+			if !certified {
+				if strings.Contains(entry, "+") {
+					return fmt.Errorf("-logit-ball: %s has no certified radius, so it cannot be a point of the series %s", path, entry)
+				}
+				chart.Refs = append(chart.Refs, plotting.Ref{Label: fmt.Sprintf("%s (no certified radius) %.3f", run, e.BPC), Y: e.BPC})
 			}
 		}
-		if !certified {
-			chart.Refs = append(chart.Refs, plotting.Ref{Label: fmt.Sprintf("%s (no certified radius) %.3f", run, e.BPC), Y: e.BPC})
+		slices.SortStableFunc(group, func(a, b model) int { return cmp.Compare(a.at.x, b.at.x) })
+		if len(group) > 0 {
+			s := plotting.Series{Points: true}
+			var labels []string
+			for _, m := range group {
+				s.X, s.Y = append(s.X, m.at.x), append(s.Y, m.at.y)
+				labels = append(labels, m.label)
+			}
+			s.Label = strings.Join(labels, ", ")
+			models = append(models, s)
 		}
 	}
 	for _, name := range names {

@@ -11,8 +11,9 @@ import (
 // TestPlotLogitBall: -logit-ball draws a bounded model at its certified radius named by its
 // run and score, the floor and bounded curves over every radius of the files, a model
 // with no certified radius and the n-gram baselines as lines; files of two splits, files
-// with no radius, a missing file and -logit-ball with another plot are refused naming the
-// problem.
+// with no radius, a missing file, a model with no certified radius in a "+" series and
+// -logit-ball with another plot are refused naming the problem; files joined by "+" are
+// one series named by all their runs.
 func TestPlotLogitBall(t *testing.T) {
 	dir := t.TempDir()
 	k10 := filepath.Join(dir, "k10.json")
@@ -39,6 +40,19 @@ func TestPlotLogitBall(t *testing.T) {
 			t.Errorf("%s lacks %q", out, want)
 		}
 	}
+	k2 := filepath.Join(dir, "k2.json")
+	writeFile(t, k2, `{"checkpoint": "runs/shk-k2/ckpt.safetensors", "split": "valid", "bpc": 4.29,
+		"logit_ball": [{"radius": 2, "certified": true, "floor_bpc": 2.24, "bounded": [{"order": 2, "bpc": 4.19}, {"order": 3, "bpc": 3.86}]}]}`)
+	stdout.Reset()
+	if err := run([]string{"-logit-ball", k10 + "+" + k2 + "," + dp, "-out", out}, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "4 series, 2 reference line(s)") {
+		t.Errorf("stdout %q, want the two models as one series, the floor and two bounded curves, and two lines", stdout.String())
+	}
+	if svg, err = os.ReadFile(out); err != nil || !strings.Contains(string(svg), "shk-k2 4.290, shk-k10 3.640") {
+		t.Errorf("%s lacks the series named by its runs in the order of their radii (%v)", out, err)
+	}
 	test := filepath.Join(dir, "test.json")
 	writeFile(t, test, `{"checkpoint": "runs/x/ckpt.safetensors", "split": "test", "bpc": 3}`)
 	for _, c := range []struct {
@@ -47,6 +61,7 @@ func TestPlotLogitBall(t *testing.T) {
 	}{
 		{[]string{"-logit-ball", k10 + "," + test, "-out", out}, "scores the test split"},
 		{[]string{"-logit-ball", dp, "-out", out}, "no file holds a logit radius"},
+		{[]string{"-logit-ball", k10 + "+" + dp, "-out", out}, "dp.json has no certified radius"},
 		{[]string{"-logit-ball", filepath.Join(dir, "missing.json"), "-out", out}, "missing.json"},
 		{[]string{"-logit-ball", k10, "-runs", dir, "-out", out}, "give one"},
 		{[]string{"-logit-ball", k10, "-out", filepath.Join(dir, "ball.gif")}, "-out"},

@@ -19,9 +19,9 @@
 // With -logit-ball it draws, from the JSON that eval -json writes for models bounded end to
 // end (and with -logit-radius), bits per byte against the logit radius: each model at its
 // certified radius, the floor and the bounded count models (docs/math.md, "What a logit
-// ball allows").
+// ball allows"). Files joined by "+" are one series, a line through their radii.
 //
-//	go run ./cmd/plot -logit-ball k10.json,k2.json,dp.json -out ball.png
+//	go run ./cmd/plot -logit-ball k2.json+k10.json+k100.json,dp.json -out ball.png
 package main
 
 import (
@@ -64,7 +64,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	against := fs.String("against", "", "instead of curves: draw -metric (final_val_bpc, final_val_acc, test_bpc, test_acc) of the finished runs in -summaries against lip_k or logit_range, on a log axis")
 	summaries := fs.String("summaries", "", "with -against: comma-separated summary files (a run's summary.json or a copy)")
 	radius := fs.String("radius", "", "instead of runs: comma-separated files of eval -radius -radius-curve -json output; draw the certified fraction against the radius")
-	logitBall := fs.String("logit-ball", "", "instead of runs: comma-separated files of eval -json output of one split, written with -logit-radius (or of models bounded end to end); draw bpc against the logit radius: the models at their certified radii, the floor and the bounded count models, unbounded models and n-gram baselines as lines")
+	logitBall := fs.String("logit-ball", "", "instead of runs: comma-separated files of eval -json output of one split, written with -logit-radius (or of models bounded end to end), files joined by + one series; draw bpc against the logit radius: the models at their certified radii, the floor and the bounded count models, unbounded models and n-gram baselines as lines")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
