@@ -176,12 +176,15 @@ func runName(path string) string {
 	return strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 }
 
-// family names the runs plot -against joins by a line: those of one architecture and c
-// whose embeddings start at one scale and are held in one ball (or none), and whose final
-// ball norm starts at one radius.
+// family names the runs plot -against joins by a line: those of one architecture, c and
+// mixing sub-block (or none) whose embeddings start at one scale and are held in one ball
+// (or none), and whose final ball norm starts at one radius.
 func family(s *train.Summary) string {
 	m := s.Model
 	name := fmt.Sprintf("%s, c = %g, embeddings std %g", m.Arch, m.LipC, m.EffectiveEmbedStd())
+	if m.Mix > 0 {
+		name = fmt.Sprintf("%s with mixing over %d bytes, c = %g, embeddings std %g", m.Arch, m.Mix, m.LipC, m.EffectiveEmbedStd())
+	}
 	if m.EmbedRadius > 0 {
 		name += fmt.Sprintf(" in a ball of radius %g", m.EmbedRadius)
 	}
