@@ -242,6 +242,16 @@ class LambertW0(torch.autograd.Function):
         return g * torch.where(x > 0, w / (safe * (1 + w)), torch.ones_like(x))
 
 
+def max_min(h):
+    """kernel.MaxMin: each pair of adjacent entries of the last dimension sorted, the larger
+    first (at a tie the first entry is the maximum, as its gradient routes)."""
+    pairs = h.unflatten(-1, (-1, 2))
+    first_max = pairs[..., 0] >= pairs[..., 1]
+    hi = torch.where(first_max, pairs[..., 0], pairs[..., 1])
+    lo = torch.where(first_max, pairs[..., 1], pairs[..., 0])
+    return torch.stack((hi, lo), -1).flatten(-2)
+
+
 def mlp_name(k):
     """layers.MLPName: MLP sub-block k of an invertible block is mlp, mlp1, mlp2, ..."""
     return "mlp" if k == 0 else "mlp%d" % k
@@ -250,7 +260,7 @@ def mlp_name(k):
 # model.Config's JSON keys; a checkpoint with any other key is refused.
 CONFIG_KEYS = {"arch", "layers", "heads", "width", "hidden", "context", "vocab", "dropout", "norm", "lip_c",
                "dtype", "init_std", "embed_std", "tie", "balance_l2", "l2_bound", "l2_temp", "l2_pos_bias",
-               "mlp_gain", "mlp_blocks", "mix", "ball_radius", "lip_k", "embed_radius"}
+               "mlp_gain", "mlp_blocks", "mix", "ball_radius", "lip_k", "embed_radius", "activation"}
 # layers.scalarLR: the learning-rate multiplier of attention's temperatures and position
 # bias, of the MLP gain and of the mixing sub-block's taps.
 SCALAR_LR = 10
@@ -267,6 +277,8 @@ def unsupported(cfg):
     for k in ("ball_radius", "lip_k", "embed_radius"):
         if cfg.get(k, 0):
             bad.append("%s %g" % (k, cfg[k]))
+    if cfg.get("activation", "") not in ("", "elu", "maxmin"):
+        bad.append("activation %s (only elu and maxmin)" % cfg["activation"])
     contractive = cfg["arch"] in ("contractive-l2", "invertible-l2")
     if contractive and cfg.get("l2_bound", "kim") not in ("kim", "token2"):
         bad.append("l2_bound %s (only kim and token2)" % cfg["l2_bound"])
@@ -310,6 +322,7 @@ class LM:
         self.pos_bias = bool(cfg.get("l2_pos_bias", False))
         self.mlp_gain = cfg.get("mlp_gain", 0.0)
         self.mix = cfg.get("mix", 0)
+        self.activation = cfg.get("activation", "") or "elu"
         self.tie = bool(cfg.get("tie", False))
         self.phi = phi_inv(self.T)
         self.mask = torch.ones(self.T, self.T, dtype=torch.bool).tril()
@@ -619,13 +632,16 @@ class LM:
         return F.gelu(x @ p[n + ".mlp.fc.w"] + p[n + ".mlp.fc.b"]) @ p[n + ".mlp.proj.w"] + p[n + ".mlp.proj.b"]
 
     def spectral_mlp(self, m, x):
-        """layers.SpectralMLP m: ELU(x e^s W1/sigma1 + b1) (c e^-s W2/sigma2) + b2, without
-        the factors e^s and e^-s when the config has no mlp_gain."""
+        """layers.SpectralMLP m: act(x e^s W1/sigma1 + b1) (c e^-s W2/sigma2) + b2, act ELU or
+        MaxMin, without the factors e^s and e^-s when the config has no mlp_gain."""
         p = self.params
         fc, proj = self.spectral(m + ".fc.w", 1.0), self.spectral(m + ".proj.w", self.c)
         if self.mlp_gain > 0:
             fc, proj = self.head_scale(fc, p[m + ".loggain"], 1), self.head_scale(proj, p[m + ".loggain"], -1)
-        return F.elu(x @ fc + p[m + ".fc.b"]) @ proj + p[m + ".proj.b"]
+        h = x @ fc + p[m + ".fc.b"]
+        if self.activation == "maxmin":
+            return max_min(h) @ proj + p[m + ".proj.b"]
+        return F.elu(h) @ proj + p[m + ".proj.b"]
 
     def mixing(self, n, x):
         """layers.Mix of block n on x (B, T, D): the causal mix of softmax(taps) over the last k

@@ -84,6 +84,7 @@ func NewInvertibleBlock(name string, s spec.Model, rng *rand.Rand) (*InvertibleB
 	for k := range s.MLPSubBlocks() {
 		mlpName := name + "." + MLPName(k)
 		mlp := NewSpectralMLP(mlpName, s.Width, s.HiddenWidth(), s.LipC, s.Std, s.Dtype.Tensor(), rng)
+		mlp.Act = s.MLPActivation()
 		if s.MLPGain > 0 {
 			mlp.AddGain(mlpName, math.Log(s.MLPGain))
 		}

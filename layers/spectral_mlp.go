@@ -10,8 +10,8 @@ import (
 )
 
 // SpectralMLP is the branch of an invertible MLP sub-block (docs/math.md, "Contraction and inversion"):
-// g(x) = ELU(x W1/sigma1 + b1) (c W2/sigma2) + b2, each weight divided by its spectral
-// norm estimate, a 1-Lipschitz activation, times c. It acts on each token alone and is
+// g(x) = act(x W1/sigma1 + b1) (c W2/sigma2) + b2, each weight divided by its spectral
+// norm estimate, act a 1-Lipschitz activation (ELU, or MaxMin: Act), times c. It acts on each token alone and is
 // C ||W1||_2/sigma1 ||W2||_2/sigma2-Lipschitz (about c) in the token's 2-norm.
 //
 // With LogGain s the branch is g(x) = ELU(x e^s W1/sigma1 + b1) (c e^-s W2/sigma2) + b2,
@@ -21,6 +21,7 @@ type SpectralMLP struct {
 	Fc      *SpectralLinear // (D, hidden), C = 1
 	Proj    *SpectralLinear // (hidden, D), C = c
 	LogGain *Param          // (1) log input gain s, or nil for none
+	Act     ops.Activation  // ELU (the zero value) or MaxMin
 }
 
 // NewSpectralMLP makes the branch with weights drawn from N(0, std^2) and zero biases.
@@ -69,7 +70,7 @@ func (m *SpectralMLP) Forward(g *Graph, x *G.Node) (*G.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	if h, err = ops.ELU(h); err != nil {
+	if h, err = m.Act.Apply(h); err != nil {
 		return nil, err
 	}
 	return m.Proj.apply(g, h, proj)
@@ -81,17 +82,17 @@ func (m *SpectralMLP) Forward(g *Graph, x *G.Node) (*G.Node, error) {
 func (m *SpectralMLP) Residual(g *Graph, x *G.Node) (*G.Node, error) {
 	if m.LogGain != nil {
 		fc, proj, s := m.Fc.spectralWeight(g), m.Proj.spectralWeight(g), g.Node(m.LogGain) // in Params' order
-		return ops.SpectralMLPResidual(x, fc, g.Node(m.Fc.B), proj, g.Node(m.Proj.B), s)
+		return ops.SpectralMLPResidual(x, fc, g.Node(m.Fc.B), proj, g.Node(m.Proj.B), s, m.Act)
 	}
 	fc, proj, err := m.Weights(g)
 	if err != nil {
 		return nil, err
 	}
-	return ops.MLPResidual(x, fc, g.Node(m.Fc.B), proj, g.Node(m.Proj.B))
+	return ops.MLPResidual(x, fc, g.Node(m.Fc.B), proj, g.Node(m.Proj.B), m.Act)
 }
 
 // Lipschitz2 is the certified 2-norm Lipschitz constant on one token: the product of the
-// two layers' exact constants (ELU is 1-Lipschitz; the gain factors e^s and e^-s cancel).
+// two layers' exact constants (ELU and MaxMin are 1-Lipschitz; the gain factors e^s and e^-s cancel).
 func (m *SpectralMLP) Lipschitz2() float64 { return m.Fc.Lipschitz2() * m.Proj.Lipschitz2() }
 
 // Params returns the parameters in the order Forward uses them: the two weights (Weights),

@@ -8,6 +8,7 @@ import (
 
 	"lipformer/layers"
 	"lipformer/lipschitz"
+	"lipformer/ops"
 	"lipformer/spec"
 )
 
@@ -276,7 +277,7 @@ func invertibleBlockFactors(i int, b *layers.InvertibleBlock, n int) ([]Factor, 
 	for k, m := range b.MLPs {
 		fc, pr := m.Fc, m.Proj
 		mlpInf := fc.C * fc.Linear.LipschitzInf() / fc.SN.Sigma() * pr.C * pr.Linear.LipschitzInf() / pr.SN.Sigma()
-		mlp := Factor{Inf: Bound(mlpInf), Two: Bound(m.Lipschitz2()), Tok2: Bound(m.Lipschitz2()), Note: "spectrally normalised, ELU"}
+		mlp := Factor{Inf: Bound(mlpInf), Two: Bound(m.Lipschitz2()), Tok2: Bound(m.Lipschitz2()), Note: activationNote(m.Act)}
 		parts = append(parts, part{layers.MLPName(k), mlp, b.Ball2})
 	}
 	for _, part := range parts {
@@ -288,4 +289,13 @@ func invertibleBlockFactors(i int, b *layers.InvertibleBlock, n int) ([]Factor, 
 		fs = append(fs, f)
 	}
 	return fs, nil
+}
+
+// activationNote is the certificate's note on an invertible MLP branch with activation act,
+// 1-Lipschitz in both norms (docs/math.md, "MaxMin").
+func activationNote(act ops.Activation) string {
+	if act == ops.ActMaxMin {
+		return "spectrally normalised, MaxMin"
+	}
+	return "spectrally normalised, ELU"
 }

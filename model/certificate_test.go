@@ -149,7 +149,7 @@ func TestCertificateOfDotProductIsUnbounded(t *testing.T) {
 // sub-block, the final ball norm, the head), its certified product is their product and at
 // most K once the power iterations have converged (K itself in the token norm), and the
 // exact Jacobian of the whole map from embeddings to logits stays below it at random inputs
-// of every scale, with and without mixing sub-blocks (unequal taps). At K = 1000 the head alone (gain K / 1.9^4 = 77) pulls inputs further
+// of every scale, with and without mixing sub-blocks (unequal taps), with ELU and MaxMin. At K = 1000 the head alone (gain K / 1.9^4 = 77) pulls inputs further
 // apart than all the other factors allow (1.9^4 = 13), so a certificate that left the head
 // out would be exceeded by a measured Jacobian.
 func TestLipKBoundsTheWholeModel(t *testing.T) {
@@ -158,9 +158,10 @@ func TestLipKBoundsTheWholeModel(t *testing.T) {
 		norm spec.Norm
 		mlps int // 0: the recipe's
 		mix  int
-	}{{1, spec.NoLN, 0, 0}, {10, spec.BallPre, 2, 0}, {1000, spec.NoLN, 1, 0}, {10, spec.NoLN, 1, 3}} {
+		act  string
+	}{{1, spec.NoLN, 0, 0, ""}, {10, spec.BallPre, 2, 0, ""}, {1000, spec.NoLN, 1, 0, ""}, {10, spec.NoLN, 1, 3, ""}, {1000, spec.NoLN, 1, 0, "maxmin"}} {
 		cfg := Config{Arch: spec.InvertibleL2, Layers: 2, Heads: 2, Width: 4, Context: 4, Vocab: 5, Norm: c.norm, LipC: 0.9,
-			Dtype: spec.Float64, Std: 0.5, LipK: c.k, MLPBlocks: c.mlps, Mix: c.mix}.WithCertifiedRecipe()
+			Dtype: spec.Float64, Std: 0.5, LipK: c.k, MLPBlocks: c.mlps, Mix: c.mix, Activation: c.act}.WithCertifiedRecipe()
 		m, err := New(cfg, 3)
 		if err != nil {
 			t.Fatal(err)
@@ -218,7 +219,7 @@ func TestLipKBoundsTheWholeModel(t *testing.T) {
 		if c.k == 1000 && !(worst > float64(cert.Tok2)/head) {
 			t.Errorf("K = %g: largest Jacobian %v is within the certificate without its head factor (%v): the test cannot see a dropped head", c.k, worst, float64(cert.Tok2)/head)
 		}
-		t.Logf("K = %g: certified %.4g, largest measured %.4g", c.k, cert.Tok2, worst)
+		t.Logf("K = %g %s: certified %.4g, largest measured %.4g", c.k, cfg.MLPActivation(), cert.Tok2, worst)
 	}
 }
 

@@ -196,7 +196,7 @@ func (dc *decoder[T]) runLane(tokens [][]int, out [][]float64, l lane) {
 		dc.attention(l, b, pk, c, dc.subInput(l, x, b.ln1))
 		dc.residual(l, x, b.ln1)
 		for k := range b.mlps {
-			dc.mlp(l, b.elu, &b.mlps[k], &pk.mlps[k], dc.subInput(l, x, b.ln2))
+			dc.mlp(l, b.act, &b.mlps[k], &pk.mlps[k], dc.subInput(l, x, b.ln2))
 			dc.residual(l, x, b.ln2)
 		}
 	}
@@ -377,23 +377,35 @@ func (dc *decoder[T]) mix(l lane, w *mixWeights[T], pk *kernel.PackedWeights, ca
 	mulW(l, pk, false, l.rows(), d, d, 1, mixed, d, w.w, d, 1, y, d)
 }
 
+// mlpActivation is the activation of a block's MLPs: GELU, or the invertible blocks'
+// spectral MLPs' ELU or MaxMin.
+type mlpActivation int
+
+const (
+	actGELU mlpActivation = iota
+	actELU
+	actMaxMin
+)
+
 // mlp writes the MLP of the lane's rows in (lane rows, D) into its rows of dc.y: x W1 + b1,
-// GELU (with elu, ELU: the invertible blocks' spectral MLP), times W2 plus b2, the biases
-// added first as Linear does.
-func (dc *decoder[T]) mlp(l lane, elu bool, b *mlpWeights[T], pk *mlpPacks, in []T) {
+// the activation act, times W2 plus b2, the biases added first as Linear does.
+func (dc *decoder[T]) mlp(l lane, act mlpActivation, b *mlpWeights[T], pk *mlpPacks, in []T) {
 	d, f, n := dc.width, dc.hidden, l.rows()
-	hid, act, y := of(dc.hid, l, f), of(dc.act, l, f), of(dc.y, l, d)
+	hid, a, y := of(dc.hid, l, f), of(dc.act, l, f), of(dc.y, l, d)
 	for r := range n {
 		copy(hid[r*f:(r+1)*f], b.fcB)
 		copy(y[r*d:(r+1)*d], b.prjB)
 	}
 	mulW(l, pk.fc, false, n, f, d, 1, in, d, b.fc, f, 1, hid, f)
-	if elu {
-		kernel.ELU(act, hid)
-	} else {
-		kernel.GELU(act, hid)
+	switch act {
+	case actELU:
+		kernel.ELU(a, hid)
+	case actMaxMin:
+		kernel.MaxMin(a, hid)
+	default:
+		kernel.GELU(a, hid)
 	}
-	mulW(l, pk.proj, false, n, d, f, 1, act, f, b.proj, d, 1, y, d)
+	mulW(l, pk.proj, false, n, d, f, 1, a, f, b.proj, d, 1, y, d)
 }
 
 // mul writes c = alpha a b + beta c for a (n, k), b (k, cols) or, with transB, b^T for b

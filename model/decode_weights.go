@@ -25,7 +25,7 @@ type blockWeights[T kernel.Float] struct {
 	bias     []T             // (H, L) position bias of the logits, or nil
 	mlps     []mlpWeights[T] // the MLP sub-blocks in order, each after ln2
 	mix      *mixWeights[T]  // the mixing sub-block, or nil
-	elu      bool
+	act      mlpActivation
 	ln1, ln2 *lnWeights[T] // nil without LayerNorm or BallNorm
 }
 
@@ -97,7 +97,7 @@ type blockNodes struct {
 	mlps         []mlpNodes
 	mix          *layers.Mix // the mixing sub-block, or nil
 	mixW         *G.Node     // (D, D) its W'
-	elu          bool
+	act          mlpActivation
 	ln1, ln2     *layers.LayerNorm
 	ball1, ball2 *layers.BallNorm
 }
@@ -136,7 +136,7 @@ func blockWeightsOf[T kernel.Float](m *Model) ([]blockWeights[T], error) {
 	out := make([]blockWeights[T], len(nodes))
 	for i, bn := range nodes {
 		w := &out[i]
-		w.kind, w.elu, w.ln1, w.ln2 = bn.kind, bn.elu, normWeightsOf[T](bn.ln1, bn.ball1), normWeightsOf[T](bn.ln2, bn.ball2)
+		w.kind, w.act, w.ln1, w.ln2 = bn.kind, bn.act, normWeightsOf[T](bn.ln1, bn.ball1), normWeightsOf[T](bn.ln2, bn.ball2)
 		w.packed = concatColumns[T](bn.packed)
 		w.wo = valueOf[T](bn.wo)
 		for _, mn := range bn.mlps {
@@ -206,7 +206,7 @@ func (bn *blockNodes) setMix(g *layers.Graph, x *layers.Mix) error {
 // invertibleBlockNodes adds the weights of an invertible block to g: the attention
 // branch's (layers.InvertibleBlock.AttnWeights) and each spectrally normalised MLP's.
 func invertibleBlockNodes(g *layers.Graph, b *layers.InvertibleBlock) (blockNodes, error) {
-	bn := blockNodes{kind: b.Attn.Kind, elu: true, ball1: b.Ball1, ball2: b.Ball2}
+	bn := blockNodes{kind: b.Attn.Kind, act: actELU, ball1: b.Ball1, ball2: b.Ball2}
 	w, err := b.AttnWeights(g)
 	if err != nil {
 		return bn, err
@@ -215,6 +215,9 @@ func invertibleBlockNodes(g *layers.Graph, b *layers.InvertibleBlock) (blockNode
 		return bn, err
 	}
 	for _, m := range b.MLPs {
+		if m.Act == ops.ActMaxMin {
+			bn.act = actMaxMin
+		}
 		mn := mlpNodes{fcB: g.Node(m.Fc.B), projB: g.Node(m.Proj.B)}
 		if mn.fc, mn.proj, err = m.Weights(g); err != nil {
 			return bn, err

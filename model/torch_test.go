@@ -64,7 +64,7 @@ func tinyPreset(t *testing.T) model.Preset {
 // them; and dp and the invertible recipe with the blocks' matrices stepped by Muon (its
 // Newton-Schulz iteration, step scale and weight decay: a first step does not see the
 // momentum, which train's tests check against a gonum transcription), once with a mixing
-// sub-block of four taps.
+// sub-block of four taps, and once with MaxMin in the MLP branches.
 func TestTorchLossEquality(t *testing.T) {
 	r := torchRunner(t)
 	p := tinyPreset(t)
@@ -78,13 +78,17 @@ func TestTorchLossEquality(t *testing.T) {
 			recipe bool
 			muon   float64
 			mix    int
-		}{{spec.DP, false, 0, 0}, {spec.L2, false, 0, 0}, {spec.InvertibleL2, false, 0, 0}, {spec.ContractiveL2, true, 0, 0}, {spec.InvertibleL2, true, 0, 0},
-			{spec.DP, false, 10, 0}, {spec.InvertibleL2, true, 10, 0}, {spec.InvertibleL2, true, 10, 4}} {
+			act    string
+		}{{spec.DP, false, 0, 0, ""}, {spec.L2, false, 0, 0, ""}, {spec.InvertibleL2, false, 0, 0, ""}, {spec.ContractiveL2, true, 0, 0, ""}, {spec.InvertibleL2, true, 0, 0, ""},
+			{spec.DP, false, 10, 0, ""}, {spec.InvertibleL2, true, 10, 0, ""}, {spec.InvertibleL2, true, 10, 4, ""}, {spec.InvertibleL2, true, 0, 0, "maxmin"}} {
 			j := bench.NewJob(p, c.arch, bench.Settings{Seed: 7, Dtype: dtype, Steps: 1, Recipe: c.recipe, Muon: c.muon})
-			j.Cfg.Mix = c.mix
+			j.Cfg.Mix, j.Cfg.Activation = c.mix, c.act
 			name := j.ArchName()
 			if c.mix > 0 {
 				name += fmt.Sprintf("+mix%d", c.mix)
+			}
+			if c.act != "" {
+				name += "+" + c.act
 			}
 			t.Run(dtype.String()+"/"+name, func(t *testing.T) {
 				m, err := model.New(j.Cfg, j.Set.Seed)

@@ -128,5 +128,12 @@ func variants() []variant {
 	c.LipK, c.Mix = 10, 5 // every position's whole past
 	c = c.WithCertifiedRecipe()
 	vs = append(vs, variant{"invertible-l2-lip-k-mix", c})
+	c = tiny("invertible-l2")
+	c.LipK, c.Mix, c.Activation = 10, 5, "maxmin"
+	c = c.WithCertifiedRecipe()
+	vs = append(vs, variant{"invertible-l2-lip-k-mix-maxmin", c})
+	c = tiny("invertible-l2").WithCertifiedRecipe()
+	c.MLPBlocks, c.MLPGain, c.Activation = 2, 3, "maxmin" // the fused op with a gain
+	vs = append(vs, variant{"invertible-l2-recipe-gain-maxmin", c})
 	return vs
 }

@@ -11,15 +11,15 @@ import (
 	"lipformer/kernel"
 )
 
-// MLPResidual is the residual MLP sub-block y = x + ELU(x w1 + b1) w2 + b2 as one op, for
-// x (N, D), w1 (D, H), b1 (H), w2 (H, D) and b2 (D). It computes what
-// Add(x, Linear(ELU(Linear(x, b1, w1)), b2, w2)) computes, bit for bit, forward and
+// MLPResidual is the residual MLP sub-block y = x + act(x w1 + b1) w2 + b2 as one op, for
+// x (N, D), w1 (D, H), b1 (H), w2 (H, D) and b2 (D), act ELU or MaxMin (H even). It computes what
+// Add(x, Linear(act(Linear(x, b1, w1)), b2, w2)) computes, bit for bit, forward and
 // backward, with one op forward and one backward (and four that hand out the weight
 // gradients) where those take nine and fifteen. It exists for stacks of thin sub-blocks
 // (the invertible recipe's eight MLPs per block), whose step the separate ops' dispatch
 // dominated: and since x feeds only this op, its gradient needs no sum of the skip's and
 // the branch's parts, which Gorgonia adds on one core.
-func MLPResidual(x, w1, b1, w2, b2 *G.Node) (*G.Node, error) {
+func MLPResidual(x, w1, b1, w2, b2 *G.Node, act Activation) (*G.Node, error) {
 	xs, s1, s2 := x.Shape(), w1.Shape(), w2.Shape()
 	if xs.Dims() != 2 || s1.Dims() != 2 || s2.Dims() != 2 || s1[0] != xs[1] || s2[0] != s1[1] || s2[1] != xs[1] ||
 		b1.Shape().Dims() != 1 || b1.Shape()[0] != s1[1] || b2.Shape().Dims() != 1 || b2.Shape()[0] != xs[1] {
@@ -34,7 +34,10 @@ func MLPResidual(x, w1, b1, w2, b2 *G.Node) (*G.Node, error) {
 	if err := checkFloat("mlp residual", x.Dtype()); err != nil {
 		return nil, err
 	}
-	return G.ApplyOp(&mlpResOp{baseOp: baseOp{name: "MLPResidual"}, part: mlpResForward, st: &mlpResState{}}, x, w1, b1, w2, b2)
+	if err := checkActivation("mlp residual", act, s1[1]); err != nil {
+		return nil, err
+	}
+	return G.ApplyOp(&mlpResOp{baseOp: baseOp{name: "MLPResidual"}, part: mlpResForward, st: &mlpResState{act: act}}, x, w1, b1, w2, b2)
 }
 
 // Parts of the op: the forward, the backward (which returns dx and keeps the weight
@@ -59,7 +62,8 @@ type mlpResOp struct {
 
 // mlpResState is what the parts of one sub-block share.
 type mlpResState struct {
-	h, a  any // (N, H) []T: x w1 + b1 and ELU of it
+	act   Activation
+	h, a  any // (N, H) []T: x w1 + b1 and act of it
 	fwd   saved
 	grads [4]any // []T: dw1 (D, H), db1 (H), dw2 (H, D), db2 (D)
 	bwd   saved
@@ -125,7 +129,7 @@ func mlpResKernel[T kernel.Float](op *mlpResOp, out []T, ts []*tensor.Dense) err
 	if op.part == mlpResForward {
 		st.fwd.begin()
 		h, a := scratch[T](&st.h, n*hid), scratch[T](&st.a, n*hid)
-		mlpResForwardKernel(x, w1, b1, w2, b2, h, a, out, n, d, hid)
+		mlpResForwardKernel(st.act, x, w1, b1, w2, b2, h, a, out, n, d, hid)
 		st.fwd.done()
 		return nil
 	}
@@ -144,9 +148,9 @@ func mlpResKernel[T kernel.Float](op *mlpResOp, out []T, ts []*tensor.Dense) err
 func mlpResBackwardKernel[T kernel.Float](st *mlpResState, x, w1, w2, dy, dx []T, n, d, hid int) {
 	h, a, dh := st.h.([]T), st.a.([]T), scratch[T](&st.dh, n*hid)
 	g := [4][]T{scratch[T](&st.grads[0], d*hid), scratch[T](&st.grads[1], hid), scratch[T](&st.grads[2], hid*d), scratch[T](&st.grads[3], d)}
-	// as Linear's backward: dA = dy w2^T, then ELU's: dh = dA ELU'(h)
+	// as Linear's backward: dA = dy w2^T, then the activation's: dh = dA act'(h)
 	kernel.Gemm(false, true, n, hid, d, 1, dy, d, w2, d, 0, dh, hid)
-	kernel.ELUGrad(dh, h, dh)
+	activateGrad(st.act, dh, h, dh)
 	// dx = dy (the skip) + dh w1^T (the branch), added as Gorgonia adds the two parts
 	kernel.Gemm(false, true, n, d, hid, 1, dh, hid, w1, hid, 0, dx, d)
 	kernel.Add(dx, dy, dx)
@@ -156,12 +160,12 @@ func mlpResBackwardKernel[T kernel.Float](st *mlpResState, x, w1, w2, dy, dx []T
 	kernel.ColSum(g[3], dy, &st.ws)
 }
 
-// mlpResForwardKernel writes h = x w1 + b1, a = ELU(h) and y = x + (a w2 + b2), each as
-// Linear (the bias first, the product added to it), ELU and Add compute it.
-func mlpResForwardKernel[T kernel.Float](x, w1, b1, w2, b2, h, a, y []T, n, d, hid int) {
+// mlpResForwardKernel writes h = x w1 + b1, a = act(h) and y = x + (a w2 + b2), each as
+// Linear (the bias first, the product added to it), the activation and Add compute it.
+func mlpResForwardKernel[T kernel.Float](act Activation, x, w1, b1, w2, b2, h, a, y []T, n, d, hid int) {
 	kernel.FillRows(h, b1)
 	kernel.Gemm(false, false, n, hid, d, 1, x, d, w1, hid, 1, h, hid)
-	kernel.ELU(a, h)
+	activate(act, a, h)
 	kernel.FillRows(y, b2)
 	kernel.Gemm(false, false, n, d, hid, 1, a, hid, w2, d, 1, y, d)
 	kernel.Add(y, x, y)
@@ -180,6 +184,18 @@ func (op *mlpResOp) Kept() int {
 // kept is the number of elements of the state's buffers.
 func (st *mlpResState) kept() int {
 	return scratchLen(append([]any{st.h, st.a, st.dh}, st.grads[:]...)...)
+}
+
+// checkActivation returns an error unless act is known and, for MaxMin, the hidden width
+// hid is even.
+func checkActivation(name string, act Activation, hid int) error {
+	if act != ActELU && act != ActMaxMin {
+		return fmt.Errorf("%s: unknown activation %v", name, act)
+	}
+	if act == ActMaxMin && hid%2 != 0 {
+		return fmt.Errorf("%s: MaxMin pairs hidden units, hidden width %d is odd", name, hid)
+	}
+	return nil
 }
 
 // scratchLen is the number of elements of the []float32 and []float64 among vs.

@@ -21,27 +21,30 @@ func mlpResInputs(seed uint64, n, d, hid int) []*tensor.Dense {
 	}
 }
 
-// TestMLPResidualForward: y = x + ELU(x w1 + b1) w2 + b2 against a plain-Go triple loop.
+// TestMLPResidualForward: y = x + act(x w1 + b1) w2 + b2 against a plain-Go triple loop,
+// for ELU and MaxMin.
 func TestMLPResidualForward(t *testing.T) {
-	const n, d, hid = 5, 4, 3
-	in := mlpResInputs(1, n, d, hid)
-	g := G.NewGraph()
-	nodes := make([]*G.Node, len(in))
-	for i, v := range in {
-		nodes[i] = G.NodeFromAny(g, v)
+	const n, d, hid = 5, 4, 6
+	for _, act := range []Activation{ActELU, ActMaxMin} {
+		in := mlpResInputs(1, n, d, hid)
+		g := G.NewGraph()
+		nodes := make([]*G.Node, len(in))
+		for i, v := range in {
+			nodes[i] = G.NodeFromAny(g, v)
+		}
+		y, err := MLPResidual(nodes[0], nodes[1], nodes[2], nodes[3], nodes[4], act)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runGraph(t, g)
+		x, w1, b1, w2, b2 := in[0].Data().([]float64), in[1].Data().([]float64), in[2].Data().([]float64), in[3].Data().([]float64), in[4].Data().([]float64)
+		assertFloats(t, act.String()+" y", y.Value().Data().([]float64), mlpResRef(act, x, w1, b1, w2, b2, n, d, hid), 1e-13)
 	}
-	y, err := MLPResidual(nodes[0], nodes[1], nodes[2], nodes[3], nodes[4])
-	if err != nil {
-		t.Fatal(err)
-	}
-	runGraph(t, g)
-	x, w1, b1, w2, b2 := in[0].Data().([]float64), in[1].Data().([]float64), in[2].Data().([]float64), in[3].Data().([]float64), in[4].Data().([]float64)
-	assertFloats(t, "y", y.Value().Data().([]float64), mlpResRef(x, w1, b1, w2, b2, n, d, hid), 1e-13)
 }
 
-// mlpResRef is x + ELU(x w1 + b1) w2 + b2 for x (n, d), w1 (d, hid) and w2 (hid, d), in
+// mlpResRef is x + act(x w1 + b1) w2 + b2 for x (n, d), w1 (d, hid) and w2 (hid, d), in
 // plain Go.
-func mlpResRef(x, w1, b1, w2, b2 []float64, n, d, hid int) []float64 {
+func mlpResRef(act Activation, x, w1, b1, w2, b2 []float64, n, d, hid int) []float64 {
 	y := make([]float64, n*d)
 	for r := range n {
 		a := make([]float64, hid)
@@ -51,8 +54,13 @@ func mlpResRef(x, w1, b1, w2, b2 []float64, n, d, hid int) []float64 {
 				h += x[r*d+l] * w1[l*hid+k]
 			}
 			a[k] = h
-			if h < 0 {
+			if act == ActELU && h < 0 {
 				a[k] = math.Expm1(h)
+			}
+		}
+		if act == ActMaxMin {
+			for k := 0; k+1 < hid; k += 2 {
+				a[k], a[k+1] = math.Max(a[k], a[k+1]), math.Min(a[k], a[k+1])
 			}
 		}
 		for j := range d {
@@ -79,30 +87,35 @@ func assertFloats(t *testing.T, what string, got, want []float64, tol float64) {
 	}
 }
 
-// TestMLPResidualGradient: the gradients of all five inputs against central differences.
+// TestMLPResidualGradient: the gradients of all five inputs against central differences,
+// for ELU and MaxMin (whose pairs are not near ties at these inputs).
 func TestMLPResidualGradient(t *testing.T) {
-	in := mlpResInputs(10, 7, 5, 6)
-	names := []string{"x", "w1", "b1", "w2", "b2"}
-	inputs := make([]gradcheck.Input, len(in))
-	for i, v := range in {
-		inputs[i] = gradcheck.Input{Name: names[i], Value: v}
+	for _, act := range []Activation{ActELU, ActMaxMin} {
+		in := mlpResInputs(10, 7, 5, 6)
+		names := []string{"x", "w1", "b1", "w2", "b2"}
+		inputs := make([]gradcheck.Input, len(in))
+		for i, v := range in {
+			inputs[i] = gradcheck.Input{Name: names[i], Value: v}
+		}
+		res, err := gradcheck.Check(func(g *G.ExprGraph, n []*G.Node) (*G.Node, error) {
+			return MLPResidual(n[0], n[1], n[2], n[3], n[4], act)
+		}, inputs, 1, 1e-6)
+		assertGrad(t, "mlp residual, "+act.String(), res, err)
 	}
-	res, err := gradcheck.Check(func(g *G.ExprGraph, n []*G.Node) (*G.Node, error) {
-		return MLPResidual(n[0], n[1], n[2], n[3], n[4])
-	}, inputs, 1, 1e-6)
-	assertGrad(t, "mlp residual", res, err)
 }
 
 // TestMLPResidualMatchesOps: the fused op gives the value and the five gradients of
-// Add(x, Linear(ELU(Linear(x, b1, w1)), b2, w2)) bit for bit, in float32 and float64, on
+// Add(x, Linear(act(Linear(x, b1, w1)), b2, w2)) bit for bit, for ELU and MaxMin, in float32 and float64, on
 // rows enough for the products and elementwise kernels to split across goroutines, and
 // again in a second run after x changed in place (the backward reads its own run's
 // forward).
 func TestMLPResidualMatchesOps(t *testing.T) {
 	const n, d, hid = 700, 48, 24
-	assertFusedMatchesOps(t, func(dt tensor.Dtype, fused bool) (*mlpResGraph, error) {
-		return newMLPResGraph(dt, n, d, hid, fused)
-	}, []string{"y", "dx", "dw1", "db1", "dw2", "db2"})
+	for _, act := range []Activation{ActELU, ActMaxMin} {
+		assertFusedMatchesOps(t, func(dt tensor.Dtype, fused bool) (*mlpResGraph, error) {
+			return newMLPResGraph(dt, n, d, hid, fused, act)
+		}, []string{"y", "dx", "dw1", "db1", "dw2", "db2"})
+	}
 }
 
 // assertFusedMatchesOps builds the fused and the separate ops' graphs in float64 and
@@ -158,8 +171,8 @@ type mlpResGraph struct {
 	xData *tensor.Dense
 }
 
-// newMLPResGraph builds the graph on mlpResInputs(20, ...) converted to dt.
-func newMLPResGraph(dt tensor.Dtype, n, d, hid int, fused bool) (*mlpResGraph, error) {
+// newMLPResGraph builds the graph on mlpResInputs(20, ...) converted to dt, with act.
+func newMLPResGraph(dt tensor.Dtype, n, d, hid int, fused bool, act Activation) (*mlpResGraph, error) {
 	g := G.NewGraph()
 	m := &mlpResGraph{}
 	for i, v := range mlpResInputs(20, n, d, hid) {
@@ -173,11 +186,11 @@ func newMLPResGraph(dt tensor.Dtype, n, d, hid int, fused bool) (*mlpResGraph, e
 	var y *G.Node
 	var err error
 	if fused {
-		y, err = MLPResidual(x, w1, b1, w2, b2)
+		y, err = MLPResidual(x, w1, b1, w2, b2, act)
 	} else {
 		var h *G.Node
 		if h, err = Linear(x, b1, w1); err == nil {
-			if h, err = ELU(h); err == nil {
+			if h, err = act.Apply(h); err == nil {
 				if h, err = Linear(h, b2, w2); err == nil {
 					y, err = Add(x, h)
 				}
@@ -271,16 +284,19 @@ func TestMLPResidualPartsNeedTheirRun(t *testing.T) {
 	}
 }
 
-// TestMLPResidualRefusesBadShapes: mismatched shapes and dtypes are refused with the
-// shapes named, before Gorgonia sees them.
+// TestMLPResidualRefusesBadShapes: mismatched shapes and dtypes, and MaxMin on an odd
+// hidden width, are refused with the shapes named, before Gorgonia sees them.
 func TestMLPResidualRefusesBadShapes(t *testing.T) {
 	g := G.NewGraph()
 	node := func(dt tensor.Dtype, shape ...int) *G.Node {
 		return G.NewTensor(g, dt, len(shape), G.WithShape(shape...))
 	}
 	x, w1, b1, w2, b2 := node(tensor.Float64, 4, 3), node(tensor.Float64, 3, 5), node(tensor.Float64, 5), node(tensor.Float64, 5, 3), node(tensor.Float64, 3)
-	if _, err := MLPResidual(x, w1, b1, w2, b2); err != nil {
+	if _, err := MLPResidual(x, w1, b1, w2, b2, ActELU); err != nil {
 		t.Fatalf("good shapes: %v", err)
+	}
+	if _, err := MLPResidual(x, w1, b1, w2, b2, ActMaxMin); err == nil || !strings.Contains(err.Error(), "hidden width 5 is odd") {
+		t.Errorf("MaxMin on 5 hidden units: %v, want an error naming the odd width", err)
 	}
 	for name, in := range map[string][5]*G.Node{
 		"w1 rows":  {x, node(tensor.Float64, 4, 5), b1, w2, b2},
@@ -289,7 +305,7 @@ func TestMLPResidualRefusesBadShapes(t *testing.T) {
 		"b2 width": {x, w1, b1, w2, node(tensor.Float64, 5)},
 		"dtype":    {x, w1, b1, w2, node(tensor.Float32, 3)},
 	} {
-		if _, err := MLPResidual(in[0], in[1], in[2], in[3], in[4]); err == nil || !strings.Contains(err.Error(), "mlp residual") {
+		if _, err := MLPResidual(in[0], in[1], in[2], in[3], in[4], ActELU); err == nil || !strings.Contains(err.Error(), "mlp residual") {
 			t.Errorf("%s: %v, want an error naming the op", name, err)
 		}
 	}

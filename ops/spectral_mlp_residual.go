@@ -19,7 +19,7 @@ type SpectralWeight struct {
 }
 
 // SpectralMLPResidual is the MLP sub-block of an invertible block with a gain
-// (layers.SpectralMLP): y = x + ELU(x w1 + b1) w2 + b2 with w1 = HeadScale(
+// (layers.SpectralMLP): y = x + act(x w1 + b1) w2 + b2 with w1 = HeadScale(
 // SpectralNormalize(W1), s, 1) and w2 = HeadScale(SpectralNormalize(W2), s, -1), for x (N,
 // D), W1 (D, H), b1 (H), W2 (H, D), b2 (D) and the log gain s (1). It computes what
 // MLPResidual of those weights computes, bit for bit, forward and backward, in one op
@@ -27,7 +27,7 @@ type SpectralWeight struct {
 // where the separate ops take five and eleven: a thin sub-block's weights are small, and
 // making them in ops of their own cost a step of the recipe as much as their work
 // (docs/performance.md, "The invertible recipe's step").
-func SpectralMLPResidual(x *G.Node, w1 SpectralWeight, b1 *G.Node, w2 SpectralWeight, b2, s *G.Node) (*G.Node, error) {
+func SpectralMLPResidual(x *G.Node, w1 SpectralWeight, b1 *G.Node, w2 SpectralWeight, b2, s *G.Node, act Activation) (*G.Node, error) {
 	if w1.W == nil || w2.W == nil {
 		return nil, errors.New("spectral mlp residual: a weight is missing")
 	}
@@ -56,7 +56,10 @@ func SpectralMLPResidual(x *G.Node, w1 SpectralWeight, b1 *G.Node, w2 SpectralWe
 	if err := checkFloat("spectral mlp residual", x.Dtype()); err != nil {
 		return nil, err
 	}
-	op := &specMLPOp{baseOp: baseOp{name: "SpectralMLPResidual"}, part: mlpResForward, c: [2]float64{w1.C, w2.C}, st: &specMLPState{}}
+	if err := checkActivation("spectral mlp residual", act, s1[1]); err != nil {
+		return nil, err
+	}
+	op := &specMLPOp{baseOp: baseOp{name: "SpectralMLPResidual"}, part: mlpResForward, c: [2]float64{w1.C, w2.C}, st: &specMLPState{mlpResState: mlpResState{act: act}}}
 	return G.ApplyOp(op, in...)
 }
 
@@ -181,7 +184,7 @@ func specMLPKernel[T kernel.Float](op *specMLPOp, out []T, ts []*tensor.Dense) e
 		headScaleRows(w[1], sn[1], s, hid, d, -1)
 		st.fwd.begin()
 		h, a := scratch[T](&st.h, n*hid), scratch[T](&st.a, n*hid)
-		mlpResForwardKernel(v(smX), w[0], v(smB1), w[1], v(smB2), h, a, out, n, d, hid)
+		mlpResForwardKernel(st.act, v(smX), w[0], v(smB1), w[1], v(smB2), h, a, out, n, d, hid)
 		st.fwd.done()
 		return nil
 	}

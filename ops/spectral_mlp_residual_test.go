@@ -63,10 +63,15 @@ func namedNodes(g *G.ExprGraph, vals []*tensor.Dense) []*G.Node {
 	return nodes
 }
 
-// specMLP applies SpectralMLPResidual to the nodes in its forward's order, with
+// specMLP applies SpectralMLPResidual with ELU to the nodes in its forward's order, with
 // coefficients c1 and c2.
 func specMLP(n []*G.Node, c1, c2 float64) (*G.Node, error) {
-	return SpectralMLPResidual(n[smX], SpectralWeight{n[smW1], n[smU1], n[smV1], c1}, n[smB1], SpectralWeight{n[smW2], n[smU2], n[smV2], c2}, n[smB2], n[smS])
+	return specMLPAct(n, c1, c2, ActELU)
+}
+
+// specMLPAct is specMLP with the activation act.
+func specMLPAct(n []*G.Node, c1, c2 float64, act Activation) (*G.Node, error) {
+	return SpectralMLPResidual(n[smX], SpectralWeight{n[smW1], n[smU1], n[smV1], c1}, n[smB1], SpectralWeight{n[smW2], n[smU2], n[smV2], c2}, n[smB2], n[smS], act)
 }
 
 // TestSpectralMLPResidualForward: y = x + ELU(x w1 + b1) w2 + b2 with w1 = c1 e^s W1 /
@@ -101,7 +106,7 @@ func TestSpectralMLPResidualForward(t *testing.T) {
 	}
 	w1 := weight(f(smW1), f(smU1), f(smV1), d, hid, c1, math.Exp(s))
 	w2 := weight(f(smW2), f(smU2), f(smV2), hid, d, c2, math.Exp(-s))
-	assertFloats(t, "y", y.Value().Data().([]float64), mlpResRef(f(smX), w1, f(smB1), w2, f(smB2), n, d, hid), 1e-13)
+	assertFloats(t, "y", y.Value().Data().([]float64), mlpResRef(ActELU, f(smX), w1, f(smB1), w2, f(smB2), n, d, hid), 1e-13)
 }
 
 // TestSpectralMLPResidualGradient: the gradients of x, W1, b1, W2, b2 and s against central
@@ -121,20 +126,22 @@ func TestSpectralMLPResidualGradient(t *testing.T) {
 
 // TestSpectralMLPResidualMatchesOps: the fused op gives the value and the six gradients of
 // MLPResidual(x, HeadScale(SpectralNormalize(W1, u1, v1, 1), s, 1), b1,
-// HeadScale(SpectralNormalize(W2, u2, v2, c), s, -1), b2) bit for bit, in float32 and
-// float64, on rows enough for the products and elementwise kernels to split across
-// goroutines, and again in a second run after x changed in place.
+// HeadScale(SpectralNormalize(W2, u2, v2, c), s, -1), b2) bit for bit, for ELU and
+// MaxMin, in float32 and float64, on rows enough for the products and elementwise kernels
+// to split across goroutines, and again in a second run after x changed in place.
 func TestSpectralMLPResidualMatchesOps(t *testing.T) {
 	const n, d, hid = 700, 48, 24
-	assertFusedMatchesOps(t, func(dt tensor.Dtype, fused bool) (*mlpResGraph, error) {
-		return newSpecMLPGraph(dt, n, d, hid, fused)
-	}, []string{"y", "dx", "dW1", "db1", "dW2", "db2", "ds"})
+	for _, act := range []Activation{ActELU, ActMaxMin} {
+		assertFusedMatchesOps(t, func(dt tensor.Dtype, fused bool) (*mlpResGraph, error) {
+			return newSpecMLPGraph(dt, n, d, hid, fused, act)
+		}, []string{"y", "dx", "dW1", "db1", "dW2", "db2", "ds"})
+	}
 }
 
-// newSpecMLPGraph builds a cross-entropy loss of the sub-block's output on
+// newSpecMLPGraph builds a cross-entropy loss of the sub-block's output, with act, on
 // specMLPInputs(20, ...) converted to dt, fused or from the separate ops, reading y and
 // the gradients of x, W1, b1, W2, b2 and s.
-func newSpecMLPGraph(dt tensor.Dtype, n, d, hid int, fused bool) (*mlpResGraph, error) {
+func newSpecMLPGraph(dt tensor.Dtype, n, d, hid int, fused bool, act Activation) (*mlpResGraph, error) {
 	const c = 0.9
 	g := G.NewGraph()
 	m := &mlpResGraph{}
@@ -147,14 +154,14 @@ func newSpecMLPGraph(dt tensor.Dtype, n, d, hid int, fused bool) (*mlpResGraph, 
 	var y *G.Node
 	var err error
 	if fused {
-		y, err = specMLP(nodes, 1, c)
+		y, err = specMLPAct(nodes, 1, c, act)
 	} else {
 		var w1, w2 *G.Node
 		if w1, err = SpectralNormalize(nodes[smW1], nodes[smU1], nodes[smV1], 1); err == nil {
 			if w2, err = SpectralNormalize(nodes[smW2], nodes[smU2], nodes[smV2], c); err == nil {
 				if w1, err = HeadScale(w1, nodes[smS], 1); err == nil {
 					if w2, err = HeadScale(w2, nodes[smS], -1); err == nil {
-						y, err = MLPResidual(nodes[smX], w1, nodes[smB1], w2, nodes[smB2])
+						y, err = MLPResidual(nodes[smX], w1, nodes[smB1], w2, nodes[smB2], act)
 					}
 				}
 			}

@@ -71,6 +71,10 @@ type Model struct {
 	// EmbedRadius apart in the token norm and LipK bounds the logit range by 2 EmbedRadius
 	// LipK (docs/math.md, "The certified logit range"). Only with LipK; 0: free embeddings.
 	EmbedRadius float64 `json:"embed_radius,omitempty"`
+	// Activation is the 1-Lipschitz activation of an invertible block's MLP branches: elu
+	// ("", the default) or maxmin (each pair of hidden units sorted; docs/math.md, "MaxMin").
+	// Only invertible architectures have such branches.
+	Activation string `json:"activation,omitempty"`
 }
 
 // Default is a small pre-LN L2 model: 4 layers, 4 heads, width 128, context 64.
@@ -153,6 +157,13 @@ func (m Model) Validate() error {
 	}
 	if m.Mix < 0 || m.Mix > m.Context {
 		bad("mix %d with context %d, want 0 <= mix <= context (0: no mixing sub-block)", m.Mix, m.Context)
+	}
+	if act, err := ops.ParseActivation(m.Activation); err != nil {
+		bad("%v", err)
+	} else if act == ops.ActMaxMin && !m.Arch.Invertible() {
+		bad("activation maxmin with arch %v: only the invertible blocks' spectral MLPs take it (the others use GELU)", m.Arch)
+	} else if act == ops.ActMaxMin && m.HiddenWidth()%2 != 0 {
+		bad("activation maxmin with hidden width %d: MaxMin pairs hidden units, want an even width", m.HiddenWidth())
 	}
 	if !(m.LipK >= 0) || math.IsInf(m.LipK, 0) {
 		bad("lip_k %g, want finite and >= 0 (0: none)", m.LipK)
@@ -275,6 +286,16 @@ func (m Model) Uses(key string) bool {
 		return m.LipK > 0
 	}
 	return true
+}
+
+// MLPActivation is the activation of the invertible blocks' MLP branches (Activation; ELU
+// when it does not parse, which Validate refuses).
+func (m Model) MLPActivation() ops.Activation {
+	act, err := ops.ParseActivation(m.Activation)
+	if err != nil {
+		return ops.ActELU
+	}
+	return act
 }
 
 // HeadGain is the spectral norm of the head of a model bounded by LipK: LipK over the

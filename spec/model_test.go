@@ -70,3 +70,25 @@ func TestMixRangeAndHeadGain(t *testing.T) {
 		t.Errorf("mix 3: %d sub-blocks and head gain %v, want 6 and %v", m.SubBlocks(), m.HeadGain(), 10/math.Pow(1.5, 6))
 	}
 }
+
+// TestActivation: maxmin is accepted for invertible blocks of even hidden width and read
+// back by MLPActivation; an unknown name, maxmin for a non-invertible architecture and an
+// odd hidden width are refused, naming the problem.
+func TestActivation(t *testing.T) {
+	base := Model{Arch: InvertibleL2, Layers: 1, Heads: 1, Width: 4, Context: 4, Vocab: 5, Norm: NoLN, LipC: 0.5, Dtype: Float32, Std: 0.02, Activation: "maxmin"}
+	if err := base.Validate(); err != nil || base.MLPActivation() != ops.ActMaxMin {
+		t.Fatalf("maxmin: %v, activation %v", err, base.MLPActivation())
+	}
+	if (Model{}).MLPActivation() != ops.ActELU {
+		t.Error("the default activation is not ELU")
+	}
+	for want, m := range map[string]Model{
+		`activation "relu"`: func() Model { m := base; m.Activation = "relu"; return m }(),
+		"contractive-l2":    func() Model { m := base; m.Arch, m.Norm = ContractiveL2, PreLN; return m }(),
+		"hidden width 7":    func() Model { m := base; m.Hidden = 7; return m }(),
+	} {
+		if err := m.Validate(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error naming it", want, err)
+		}
+	}
+}
