@@ -45,6 +45,9 @@ type Settings struct {
 	// Mix > 0 gives every architecture a mixing sub-block of Mix taps in each block
 	// (spec.Model.Mix); the measurements' names then end in "+mixK".
 	Mix int
+	// Activation is the invertible architectures' MLP activation (spec.Model.Activation:
+	// "" or elu, maxmin); with maxmin their measurements' names end in "+maxmin".
+	Activation string
 }
 
 // Measurement is one timed program at one configuration: one JSON object of cmd/bench's
@@ -143,7 +146,8 @@ type Job struct {
 }
 
 // NewJob builds the configuration and the batch (model.RandomBatch) of a preset and
-// architecture, as its certified recipe with s.Recipe, with s.Mix's mixing sub-blocks.
+// architecture, as its certified recipe with s.Recipe, with s.Mix's mixing sub-blocks and,
+// for an invertible architecture, s.Activation.
 func NewJob(p model.Preset, arch spec.Arch, s Settings) Job {
 	in, tg := model.RandomBatch(s.Seed, p.Batch, p.Context, p.Vocab)
 	cfg := p.Config(arch, s.Dtype)
@@ -154,11 +158,14 @@ func NewJob(p model.Preset, arch spec.Arch, s Settings) Job {
 		cfg = cfg.WithCertifiedRecipe()
 	}
 	cfg.Mix = s.Mix
+	if arch.Invertible() {
+		cfg.Activation = s.Activation
+	}
 	return Job{Preset: p, Cfg: cfg, Inputs: in, Targets: tg, Set: s}
 }
 
 // ArchName is the job's architecture as measurements name it: "+recipe" after it for a
-// certified recipe, then "+muon" and "+mixK" for those settings.
+// certified recipe, then "+muon", "+mixK" and "+maxmin" for those settings.
 func (j Job) ArchName() string {
 	name := j.Cfg.Arch.String()
 	if j.Set.Recipe && (j.Cfg.Arch == spec.ContractiveL2 || j.Cfg.Arch == spec.InvertibleL2) {
@@ -169,6 +176,9 @@ func (j Job) ArchName() string {
 	}
 	if j.Set.Mix > 0 {
 		name += fmt.Sprintf("+mix%d", j.Set.Mix)
+	}
+	if j.Cfg.Activation == "maxmin" {
+		name += "+maxmin"
 	}
 	return name
 }

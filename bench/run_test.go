@@ -94,3 +94,23 @@ func TestRecipeJobs(t *testing.T) {
 		t.Errorf("invertible-l2 recipe job %+v", inv)
 	}
 }
+
+// TestActivationJobs: -activation maxmin reaches the invertible architectures' models and
+// names, and leaves dp as it was.
+func TestActivationJobs(t *testing.T) {
+	ps, err := model.FindPresets("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := Settings{Steps: 1, Seed: 1, Dtype: spec.Float32, Recipe: true, Activation: "maxmin"}
+	inv, dp := NewJob(ps[0], spec.InvertibleL2, set), NewJob(ps[0], spec.DP, set)
+	if inv.Cfg.Activation != "maxmin" || inv.ArchName() != "invertible-l2+recipe+maxmin" {
+		t.Errorf("invertible-l2: activation %q, name %q", inv.Cfg.Activation, inv.ArchName())
+	}
+	if dp.Cfg != ps[0].Config(spec.DP, spec.Float32) || dp.ArchName() != "dp" {
+		t.Errorf("dp changed by -activation: %+v, %q", dp.Cfg, dp.ArchName())
+	}
+	if err := inv.Cfg.Validate(); err != nil {
+		t.Error(err)
+	}
+}

@@ -29,14 +29,18 @@ func TestDeprecatedNames(t *testing.T) {
 	}
 }
 
-// TestRecipeFlag: -recipe sets the plan's recipe setting, -muon its Muon scale and -mix
-// its taps, with -torch too; a negative -mix is refused by name.
+// TestRecipeFlag: -recipe sets the plan's recipe setting, -muon its Muon scale, -mix
+// its taps and -activation the invertible MLPs' activation, with -torch too; a negative
+// -mix and an unknown activation are refused by name.
 func TestRecipeFlag(t *testing.T) {
-	for _, args := range [][]string{{"-recipe", "-muon", "3", "-mix", "4"}, {"-recipe", "-torch", "-muon", "3", "-mix", "4"}} {
+	for _, args := range [][]string{{"-recipe", "-muon", "3", "-mix", "4", "-activation", "maxmin"}, {"-recipe", "-torch", "-muon", "3", "-mix", "4", "-activation", "maxmin"}} {
 		o, err := parseFlags(args, io.Discard)
-		if err != nil || !o.plan.Set.Recipe || o.plan.Set.Muon != 3 || o.plan.Set.Mix != 4 {
-			t.Errorf("%v: %v, recipe %v, muon %v, mix %v", args, err, o.plan.Set.Recipe, o.plan.Set.Muon, o.plan.Set.Mix)
+		if err != nil || !o.plan.Set.Recipe || o.plan.Set.Muon != 3 || o.plan.Set.Mix != 4 || o.plan.Set.Activation != "maxmin" {
+			t.Errorf("%v: %v, recipe %v, muon %v, mix %v, activation %q", args, err, o.plan.Set.Recipe, o.plan.Set.Muon, o.plan.Set.Mix, o.plan.Set.Activation)
 		}
+	}
+	if _, err := parseFlags([]string{"-activation", "relu"}, io.Discard); err == nil || !strings.Contains(err.Error(), "-activation") {
+		t.Errorf("-activation relu: %v, want an error naming -activation", err)
 	}
 	if _, err := parseFlags([]string{"-mix", "-1"}, io.Discard); err == nil || !strings.Contains(err.Error(), "-mix") {
 		t.Errorf("-mix -1: %v, want an error naming -mix", err)

@@ -40,6 +40,7 @@ import (
 	"lipformer/bench"
 	"lipformer/internal/cli"
 	"lipformer/model"
+	"lipformer/ops"
 	"lipformer/spec"
 )
 
@@ -85,6 +86,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.TextVar(&o.plan.Set.Dtype, "dtype", spec.Float32, "float32 or float64")
 	fs.Float64Var(&o.plan.Set.Muon, "muon", 0, "train the blocks' matrices with Muon at `s` times the learning rate (train -muon), in Go and in PyTorch; measurements named arch+muon (0: AdamW for all)")
 	fs.IntVar(&o.plan.Set.Mix, "mix", 0, "give every architecture a mixing sub-block of `k` taps in each block (train -mix), in Go and in PyTorch; measurements named arch+mixK (0: none)")
+	fs.StringVar(&o.plan.Set.Activation, "activation", "", "the invertible architectures' MLP activation (train -activation): elu or maxmin, in Go and in PyTorch; measurements named arch+maxmin (default elu)")
 	fs.BoolVar(&o.plan.Set.Recipe, "recipe", false, "measure contractive-l2 and invertible-l2 as their certified recipes train them (the token2 bound, temperatures, position bias; invertible-l2 with the MLP gain and 8 MLP sub-blocks), named arch+recipe")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object per measurement (and per comparison) instead of a table")
 	fs.BoolVar(&o.torch, "torch", false, "also run bench/torch_ref.py on the same weights and batch: step-0 loss check and Go/PyTorch time ratios")
@@ -137,6 +139,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if m := o.plan.Set.Muon; !(m >= 0) || math.IsInf(m, 0) {
 		errs = append(errs, fmt.Sprintf("-muon %g, want a finite scale >= 0 (0: AdamW for all)", m))
+	}
+	if _, err := ops.ParseActivation(o.plan.Set.Activation); err != nil {
+		errs = append(errs, "-activation: "+err.Error())
 	}
 	if o.plan.Set.Mix < 0 {
 		errs = append(errs, fmt.Sprintf("-mix %d, want >= 0 (0: no mixing sub-block)", o.plan.Set.Mix))
