@@ -14,6 +14,7 @@ import (
 
 	"lipformer/internal/plotting"
 	"lipformer/ngram"
+	"lipformer/ops"
 	"lipformer/train"
 )
 
@@ -176,15 +177,19 @@ func runName(path string) string {
 	return strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 }
 
-// family names the runs plot -against joins by a line: those of one architecture, c and
-// mixing sub-block (or none) whose embeddings start at one scale and are held in one ball
-// (or none), and whose final ball norm starts at one radius.
+// family names the runs plot -against joins by a line: those of one architecture, c,
+// mixing sub-block (or none) and MLP activation whose embeddings start at one scale and are
+// held in one ball (or none), and whose final ball norm starts at one radius.
 func family(s *train.Summary) string {
 	m := s.Model
-	name := fmt.Sprintf("%s, c = %g, embeddings std %g", m.Arch, m.LipC, m.EffectiveEmbedStd())
+	arch := m.Arch.String()
 	if m.Mix > 0 {
-		name = fmt.Sprintf("%s with mixing over %d bytes, c = %g, embeddings std %g", m.Arch, m.Mix, m.LipC, m.EffectiveEmbedStd())
+		arch += fmt.Sprintf(" with mixing over %d bytes", m.Mix)
 	}
+	if m.MLPActivation() == ops.ActMaxMin {
+		arch += " and MaxMin"
+	}
+	name := fmt.Sprintf("%s, c = %g, embeddings std %g", arch, m.LipC, m.EffectiveEmbedStd())
 	if m.EmbedRadius > 0 {
 		name += fmt.Sprintf(" in a ball of radius %g", m.EmbedRadius)
 	}
