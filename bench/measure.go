@@ -9,6 +9,7 @@ import (
 	"lipformer/internal/stats"
 	"lipformer/kernel"
 	"lipformer/model"
+	"lipformer/ops"
 	"lipformer/spec"
 )
 
@@ -177,7 +178,7 @@ func (j Job) ArchName() string {
 	if j.Set.Mix > 0 {
 		name += fmt.Sprintf("+mix%d", j.Set.Mix)
 	}
-	if j.Cfg.Activation == "maxmin" {
+	if j.Cfg.MLPActivation() == ops.ActMaxMin {
 		name += "+maxmin"
 	}
 	return name

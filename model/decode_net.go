@@ -196,7 +196,7 @@ func (dc *decoder[T]) runLane(tokens [][]int, out [][]float64, l lane) {
 		dc.attention(l, b, pk, c, dc.subInput(l, x, b.ln1))
 		dc.residual(l, x, b.ln1)
 		for k := range b.mlps {
-			dc.mlp(l, b.act, &b.mlps[k], &pk.mlps[k], dc.subInput(l, x, b.ln2))
+			dc.mlp(l, &b.mlps[k], &pk.mlps[k], dc.subInput(l, x, b.ln2))
 			dc.residual(l, x, b.ln2)
 		}
 	}
@@ -377,8 +377,8 @@ func (dc *decoder[T]) mix(l lane, w *mixWeights[T], pk *kernel.PackedWeights, ca
 	mulW(l, pk, false, l.rows(), d, d, 1, mixed, d, w.w, d, 1, y, d)
 }
 
-// mlpActivation is the activation of a block's MLPs: GELU, or the invertible blocks'
-// spectral MLPs' ELU or MaxMin.
+// mlpActivation is the activation of an MLP: GELU (the zero value), or an invertible
+// block's spectral MLP's ELU or MaxMin.
 type mlpActivation int
 
 const (
@@ -388,8 +388,8 @@ const (
 )
 
 // mlp writes the MLP of the lane's rows in (lane rows, D) into its rows of dc.y: x W1 + b1,
-// the activation act, times W2 plus b2, the biases added first as Linear does.
-func (dc *decoder[T]) mlp(l lane, act mlpActivation, b *mlpWeights[T], pk *mlpPacks, in []T) {
+// b's activation, times W2 plus b2, the biases added first as Linear does.
+func (dc *decoder[T]) mlp(l lane, b *mlpWeights[T], pk *mlpPacks, in []T) {
 	d, f, n := dc.width, dc.hidden, l.rows()
 	hid, a, y := of(dc.hid, l, f), of(dc.act, l, f), of(dc.y, l, d)
 	for r := range n {
@@ -397,7 +397,7 @@ func (dc *decoder[T]) mlp(l lane, act mlpActivation, b *mlpWeights[T], pk *mlpPa
 		copy(y[r*d:(r+1)*d], b.prjB)
 	}
 	mulW(l, pk.fc, false, n, f, d, 1, in, d, b.fc, f, 1, hid, f)
-	switch act {
+	switch b.act {
 	case actELU:
 		kernel.ELU(a, hid)
 	case actMaxMin:

@@ -25,14 +25,14 @@ type blockWeights[T kernel.Float] struct {
 	bias     []T             // (H, L) position bias of the logits, or nil
 	mlps     []mlpWeights[T] // the MLP sub-blocks in order, each after ln2
 	mix      *mixWeights[T]  // the mixing sub-block, or nil
-	act      mlpActivation
-	ln1, ln2 *lnWeights[T] // nil without LayerNorm or BallNorm
+	ln1, ln2 *lnWeights[T]   // nil without LayerNorm or BallNorm
 }
 
 // mlpWeights are the weights of one MLP sub-block as it applies them.
 type mlpWeights[T kernel.Float] struct {
 	fc, fcB    []T // (D, F), (F)
 	proj, prjB []T // (F, D), (D)
+	act        mlpActivation
 }
 
 // mixWeights are the weights of a mixing sub-block as it applies them.
@@ -97,13 +97,15 @@ type blockNodes struct {
 	mlps         []mlpNodes
 	mix          *layers.Mix // the mixing sub-block, or nil
 	mixW         *G.Node     // (D, D) its W'
-	act          mlpActivation
 	ln1, ln2     *layers.LayerNorm
 	ball1, ball2 *layers.BallNorm
 }
 
 // mlpNodes are one MLP sub-block's weights as nodes.
-type mlpNodes struct{ fc, fcB, proj, projB *G.Node }
+type mlpNodes struct {
+	fc, fcB, proj, projB *G.Node
+	act                  mlpActivation
+}
 
 // blockWeightsOf evaluates the weights of every block of m, in m's dtype T.
 func blockWeightsOf[T kernel.Float](m *Model) ([]blockWeights[T], error) {
@@ -136,11 +138,11 @@ func blockWeightsOf[T kernel.Float](m *Model) ([]blockWeights[T], error) {
 	out := make([]blockWeights[T], len(nodes))
 	for i, bn := range nodes {
 		w := &out[i]
-		w.kind, w.act, w.ln1, w.ln2 = bn.kind, bn.act, normWeightsOf[T](bn.ln1, bn.ball1), normWeightsOf[T](bn.ln2, bn.ball2)
+		w.kind, w.ln1, w.ln2 = bn.kind, normWeightsOf[T](bn.ln1, bn.ball1), normWeightsOf[T](bn.ln2, bn.ball2)
 		w.packed = concatColumns[T](bn.packed)
 		w.wo = valueOf[T](bn.wo)
 		for _, mn := range bn.mlps {
-			w.mlps = append(w.mlps, mlpWeights[T]{fc: valueOf[T](mn.fc), fcB: valueOf[T](mn.fcB), proj: valueOf[T](mn.proj), prjB: valueOf[T](mn.projB)})
+			w.mlps = append(w.mlps, mlpWeights[T]{fc: valueOf[T](mn.fc), fcB: valueOf[T](mn.fcB), proj: valueOf[T](mn.proj), prjB: valueOf[T](mn.projB), act: mn.act})
 		}
 		if bn.bias != nil {
 			w.bias = valueOf[T](bn.bias)
@@ -206,7 +208,7 @@ func (bn *blockNodes) setMix(g *layers.Graph, x *layers.Mix) error {
 // invertibleBlockNodes adds the weights of an invertible block to g: the attention
 // branch's (layers.InvertibleBlock.AttnWeights) and each spectrally normalised MLP's.
 func invertibleBlockNodes(g *layers.Graph, b *layers.InvertibleBlock) (blockNodes, error) {
-	bn := blockNodes{kind: b.Attn.Kind, act: actELU, ball1: b.Ball1, ball2: b.Ball2}
+	bn := blockNodes{kind: b.Attn.Kind, ball1: b.Ball1, ball2: b.Ball2}
 	w, err := b.AttnWeights(g)
 	if err != nil {
 		return bn, err
@@ -215,10 +217,10 @@ func invertibleBlockNodes(g *layers.Graph, b *layers.InvertibleBlock) (blockNode
 		return bn, err
 	}
 	for _, m := range b.MLPs {
+		mn := mlpNodes{fcB: g.Node(m.Fc.B), projB: g.Node(m.Proj.B), act: actELU}
 		if m.Act == ops.ActMaxMin {
-			bn.act = actMaxMin
+			mn.act = actMaxMin
 		}
-		mn := mlpNodes{fcB: g.Node(m.Fc.B), projB: g.Node(m.Proj.B)}
 		if mn.fc, mn.proj, err = m.Weights(g); err != nil {
 			return bn, err
 		}
