@@ -28,7 +28,8 @@ const (
 // "invertible-l2+ball" is the certified recipe (token2 bound, temperatures, position bias,
 // MLP gain) with a ball norm of radius 0.3 sqrt(D) before each branch; "invertible-l2+mlps"
 // the certified recipe with three MLP sub-blocks per block; "invertible-l2+mix" the
-// certified recipe with two MLP sub-blocks and a mixing sub-block of 3 taps, unequal ones.
+// certified recipe with two MLP sub-blocks and a mixing sub-block of 3 taps, unequal ones;
+// "invertible-l2+pairs" pair tokens.
 func testStack(t *testing.T, arch string, seed uint64) (*model.Model, *Stack) {
 	t.Helper()
 	name, variant, _ := strings.Cut(arch, "+")
@@ -50,6 +51,8 @@ func testStack(t *testing.T, arch string, seed uint64) (*model.Model, *Stack) {
 	case "mix":
 		cfg = cfg.WithCertifiedRecipe()
 		cfg.MLPBlocks, cfg.Mix = 2, 3
+	case "pairs":
+		cfg.Pairs = true
 	}
 	m, err := model.New(cfg, seed)
 	if err != nil {

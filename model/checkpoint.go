@@ -226,13 +226,13 @@ func verifyChecksums(ts []safetensors.Tensor, meta map[string]string) error {
 // heads (at most its width), so once they pass, the model is at most a few times the
 // file; the model's own parameter list then decides the rest (checkTensors).
 func checkSizes(cfg Config, byName map[string]safetensors.Tensor) error {
-	d, v, t, hid := cfg.Width, cfg.Vocab, cfg.Context, cfg.HiddenWidth()
+	d, v, t, hid := cfg.Width, cfg.TokenRows(), cfg.Context, cfg.HiddenWidth()
 	sizes := []struct {
 		name   string
 		shape  []int
 		fields string // the config fields that fix the shape, with their values
 	}{
-		{"tok", []int{v, d}, fmt.Sprintf("vocab %d and width %d", v, d)},
+		{"tok", []int{v, d}, fmt.Sprintf("vocab %d, pairs %t and width %d", cfg.Vocab, cfg.Pairs, d)},
 		{"pos", []int{t, d}, fmt.Sprintf("context %d and width %d", t, d)},
 	}
 	for i := 0; i < cfg.Layers; i++ {

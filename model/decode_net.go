@@ -15,13 +15,14 @@ import (
 type decoder[T kernel.Float] struct {
 	cfg    Config
 	norm   spec.Norm
-	b      int // B, sequences in step
-	heads  int // H
-	width  int // D
-	hd     int // head width d = D/H
-	hidden int // F
-	tok    []T // (V, D)
-	pos    []T // (T, D)
+	b      int   // B, sequences in step
+	heads  int   // H
+	width  int   // D
+	hd     int   // head width d = D/H
+	hidden int   // F
+	tok    []T   // (V, D), or (V (V + 1), D) with pair tokens (Config.TokenRow)
+	pos    []T   // (T, D)
+	ids    []int // (B, T): the token at each cached position, which a pair row reads after it
 	blocks []blockWeights[T]
 	packs  []blockPacks // each block's weights packed for products of several rows
 	head   *kernel.PackedWeights
@@ -77,7 +78,7 @@ func newDecoder[T kernel.Float](m *Model, b int) (*decoder[T], error) {
 		tok: tableData[T](m.Tok), pos: paramData[T](m.Pos.W), blocks: blocks, lnf: finalWeightsOf[T](m.Final),
 		x: make([]T, bt*d), in: make([]T, bt*d), concat: make([]T, bt*d), y: make([]T, bt*d),
 		hid: make([]T, bt*f), act: make([]T, bt*f), proj: make([]T, bt*3*d),
-		last: make([]T, b*d), logits: make([]T, b*c.Vocab)}
+		last: make([]T, b*d), logits: make([]T, b*c.Vocab), ids: make([]int, bt)}
 	if m.Head != nil {
 		dec.out = headData[T](m)
 		dec.head = packWeights(false, d, c.Vocab, dec.out, c.Vocab)
@@ -176,12 +177,18 @@ func of[T kernel.Float](m []T, l lane, width int) []T { return m[l.lo*l.n*width 
 // runLane runs the lane's sequences through the network and sets their elements of out
 // to the logits after each one's last row.
 func (dc *decoder[T]) runLane(tokens [][]int, out [][]float64, l lane) {
-	d, v := dc.width, dc.cfg.Vocab
+	d, v, t := dc.width, dc.cfg.Vocab, dc.cfg.Context
 	x := of(dc.x, l, d) // (lane rows, D)
 	for s := l.lo; s < l.hi; s++ {
+		ids := dc.ids[s*t : (s+1)*t]
 		for i, id := range tokens[s] {
+			p, prev := l.pos+i, -1
+			if ids[p] = id; p > 0 {
+				prev = ids[p-1]
+			}
+			k := dc.cfg.TokenRow(prev, id)
 			r := (s-l.lo)*l.n + i
-			row, te, pe := x[r*d:(r+1)*d], dc.tok[id*d:(id+1)*d], dc.pos[(l.pos+i)*d:(l.pos+i+1)*d]
+			row, te, pe := x[r*d:(r+1)*d], dc.tok[k*d:(k+1)*d], dc.pos[p*d:(p+1)*d]
 			for j := range row {
 				row[j] = te[j] + pe[j]
 			}

@@ -23,11 +23,11 @@ const ballSteps = 1000
 // centre is the origin or Badoiu and Clarkson's approximate centre of the smallest ball,
 // whichever gives the smaller radius; any centre gives a valid one.
 func (m *Model) TokenBall() (centre []float64, radius float64) {
-	V, D := m.Cfg.Vocab, m.Cfg.Width
-	e := m.Tok.Rows() // (V, D)
+	R, D := m.Cfg.TokenRows(), m.Cfg.Width
+	e := m.Tok.Rows() // (R, D)
 	farthest := func(c []float64) (int, float64) {
 		best, far := 0, -1.0
-		for b := range V {
+		for b := range R {
 			if d := floats.Distance(e[b*D:(b+1)*D], c, 2); d > far {
 				best, far = b, d
 			}

@@ -39,7 +39,8 @@ type BlockLower struct {
 	Best float64 `json:"best"`
 }
 
-// LowerBound searches windows random windows of tokens (drawn from seed) for the largest
+// LowerBound searches windows random windows of token-table rows (drawn from seed; with pair
+// tokens any row at any position, a wider set of inputs than texts make) for the largest
 // block of the Jacobian of the embedded map: at each, the blocks (i, i) at positions 0,
 // T/4, T/2, 3T/4 and T-1, (T-1, T-2) and (T-1, 0), each by iters steps of power iteration with
 // central-difference JVPs and exact VJPs, on a float64 copy of the model. progress, if not
@@ -57,7 +58,7 @@ func (m *Model) LowerBound(windows, iters int, seed uint64, progress func(done, 
 		return nil, err
 	}
 	defer em.vm.Close()
-	T, D, V := m.Cfg.Context, m.Cfg.Width, m.Cfg.Vocab
+	T, D, R := m.Cfg.Context, m.Cfg.Width, m.Cfg.TokenRows()
 	var pairs [][2]int // (j, i), each once
 	for _, ji := range [][2]int{{0, 0}, {T / 4, T / 4}, {T / 2, T / 2}, {3 * T / 4, 3 * T / 4}, {T - 1, T - 1}, {T - 1, max(T-2, 0)}, {T - 1, 0}} {
 		if !slices.Contains(pairs, ji) {
@@ -74,7 +75,7 @@ func (m *Model) LowerBound(windows, iters int, seed uint64, progress func(done, 
 	for range windows {
 		x := make([]float64, T*D) // (T, D)
 		for p := range T {
-			id := rng.IntN(V)
+			id := rng.IntN(R)
 			for k := range D {
 				x[p*D+k] = tok[id*D+k] + pos[p*D+k]
 			}

@@ -133,6 +133,7 @@ type memShape struct {
 	b, t, d, f, h, v, k, layers float64
 	mlps                        float64 // MLP sub-blocks per layer
 	mix, taps                   float64 // mixing sub-blocks per layer (0 or 1), and their taps
+	rows                        float64 // rows of the token table: v, or v (v + 1) with pair tokens
 	size                        float64 // bytes per element
 	workers                     float64 // attention's goroutines: GOMAXPROCS
 	arch                        spec.Arch
@@ -157,8 +158,12 @@ func memShapeOf(cfg Config, batch int) (memShape, error) {
 	if cfg.Arch.TiedL2() {
 		k = 2
 	}
+	rows := v
+	if cfg.Pairs {
+		rows = v * (v + 1)
+	}
 	return memShape{b: float64(batch), t: float64(cfg.Context), d: float64(cfg.Width), f: float64(cfg.HiddenWidth()), h: float64(cfg.Heads),
-		v: float64(v), k: k, layers: float64(cfg.Layers), mlps: float64(cfg.MLPSubBlocks()), mix: float64(cfg.MixSubBlocks()), taps: float64(cfg.Mix), size: size, workers: float64(runtime.GOMAXPROCS(0)), arch: cfg.Arch,
+		v: float64(v), rows: float64(rows), k: k, layers: float64(cfg.Layers), mlps: float64(cfg.MLPSubBlocks()), mix: float64(cfg.MixSubBlocks()), taps: float64(cfg.Mix), size: size, workers: float64(runtime.GOMAXPROCS(0)), arch: cfg.Arch,
 		bias: cfg.L2PosBias, untied: !cfg.Tie, bounded: cfg.LipK > 0}, nil
 }
 
@@ -168,7 +173,7 @@ func memShapeOf(cfg Config, batch int) (memShape, error) {
 // head.
 func (s memShape) params() float64 {
 	layer := (s.k+1)*s.d*s.d + s.mlps*(2*s.d*s.f+4*s.f+4*s.d) + s.mix*(s.d*s.d+3*s.d+s.taps) + (s.k+12)*s.d + s.h*(s.t+2) + 16
-	p := (s.v+s.t)*s.d + s.layers*layer + 4*s.d
+	p := (s.rows+s.t)*s.d + s.layers*layer + 4*s.d
 	if s.untied {
 		p += s.d*s.v + s.d + s.v
 	}
@@ -203,7 +208,7 @@ func (s memShape) graph(train bool) float64 {
 	}
 	if train {
 		rows *= 2
-		global = 6*n*s.d + 2*n*s.v + 2*(s.v+s.t)*s.d + 4*s.d*s.v
+		global = 6*n*s.d + 2*n*s.v + 2*(s.rows+s.t)*s.d + 4*s.d*s.v
 	}
 	return s.layers*(rows+weights+small) + global + 64*s.d
 }

@@ -38,7 +38,7 @@ func New(cfg Config, seed uint64) (*Model, error) {
 	rng := rand.New(rand.NewPCG(seed, 0x6c6970666f726d))
 	m := &Model{
 		Cfg: cfg,
-		Tok: layers.NewEmbedding("tok", cfg.Vocab, cfg.Width, cfg.EffectiveEmbedStd(), dt, rng),
+		Tok: layers.NewEmbedding("tok", cfg.TokenRows(), cfg.Width, cfg.EffectiveEmbedStd(), dt, rng),
 		Pos: layers.NewEmbedding("pos", cfg.Context, cfg.Width, cfg.EffectiveEmbedStd(), dt, rng),
 	}
 	m.Tok.Radius = cfg.EmbedRadius

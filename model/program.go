@@ -31,6 +31,10 @@ type Program struct {
 	lossVal *G.Value // a separate allocation: see NewProgram
 	logVal  G.Value
 	hitsVal G.Value
+	// rows are the token table's rows that a model with pair tokens reads (cfg.TokenRow of
+	// Inputs), written by Run; nil otherwise, when the look-up reads Inputs.
+	rows []int
+	cfg  Config
 }
 
 // Mode selects what a program computes.
@@ -53,7 +57,12 @@ func (m *Model) NewProgram(mode Mode, batch int) (*Program, error) {
 	}
 	n := batch * m.Cfg.Context
 	p := &Program{Graph: g, Inputs: make([]int, n), Targets: make([]int, n), mode: mode, ran: errNoRun, lossVal: new(G.Value)}
-	ids := G.NodeFromAny(g.G, tensor.New(tensor.WithShape(n), tensor.WithBacking(p.Inputs)), G.WithName("ids"))
+	rows := p.Inputs // (B*T) rows of the token table
+	if m.Cfg.Pairs {
+		p.cfg, p.rows = m.Cfg, make([]int, n)
+		rows = p.rows
+	}
+	ids := G.NodeFromAny(g.G, tensor.New(tensor.WithShape(n), tensor.WithBacking(rows)), G.WithName("ids"))
 	if p.logits, err = m.logits(g, ids); err != nil {
 		return nil, err
 	}
@@ -133,6 +142,12 @@ func (m Mode) program() string {
 // the error of one that failed.
 func (p *Program) Run() error {
 	defer p.vm.Reset()
+	if p.rows != nil {
+		if err := p.tokenRows(); err != nil {
+			p.ran = fmt.Errorf("model: the last run of %s failed: %w", p.mode.program(), err)
+			return err
+		}
+	}
 	if err := p.vm.RunAll(); err != nil {
 		err = vmCause(err)
 		p.ran = fmt.Errorf("model: the last run of %s failed: %w", p.mode.program(), err)
@@ -149,6 +164,24 @@ func (p *Program) Run() error {
 		p.logVal = p.logits.Value()
 	}
 	p.ran = nil
+	return nil
+}
+
+// tokenRows writes the rows of a model with pair tokens: each position's row depends on its
+// token and the one before it in its window. A token outside the vocabulary is an error,
+// as the look-up of a byte model makes it, since a pair row of it could be another pair's.
+func (p *Program) tokenRows() error {
+	T, V := p.cfg.Context, p.cfg.Vocab
+	for i, id := range p.Inputs {
+		if id < 0 || id >= V {
+			return fmt.Errorf("token id %d at row %d, want 0..%d", id, i, V-1)
+		}
+		prev := -1
+		if i%T > 0 {
+			prev = p.Inputs[i-1]
+		}
+		p.rows[i] = p.cfg.TokenRow(prev, id)
+	}
 	return nil
 }
 

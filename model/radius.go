@@ -25,7 +25,8 @@ type RadiusBound struct {
 	// NearestBytes and FarthestBytes are the smallest and largest distance between two rows
 	// of the token table: substituting bytes of a window moves its input embeddings by at
 	// most FarthestBytes in the token norm, and a substitution of one byte for another by at
-	// least NearestBytes.
+	// least NearestBytes (with pair tokens a substitution changes the rows of its position
+	// and the next, each by that much).
 	NearestBytes, FarthestBytes float64
 	gram                        *mat.SymDense // (V, V) W^T W for the head's weight W (D, V) as applied
 }
@@ -61,16 +62,16 @@ func (m *Model) RadiusBound() (*RadiusBound, error) {
 // byteDistances are the smallest and largest distance between two rows of the token table
 // (0 and 0 for a vocabulary of one byte).
 func (m *Model) byteDistances() (nearest, farthest float64) {
-	V, D := m.Cfg.Vocab, m.Cfg.Width
-	e := m.Tok.Rows() // (V, D)
+	R, D := m.Cfg.TokenRows(), m.Cfg.Width
+	e := m.Tok.Rows() // (R, D)
 	nearest = math.Inf(1)
-	for a := range V {
-		for c := a + 1; c < V; c++ {
+	for a := range R {
+		for c := a + 1; c < R; c++ {
 			d := floats.Distance(e[a*D:(a+1)*D], e[c*D:(c+1)*D], 2)
 			nearest, farthest = math.Min(nearest, d), math.Max(farthest, d)
 		}
 	}
-	if V < 2 {
+	if R < 2 {
 		nearest = 0
 	}
 	return nearest, farthest

@@ -60,7 +60,7 @@ type variant struct {
 // variants are the tiny configurations of every architecture, of dp and l2 with the head
 // tied to the token embedding, of invertible-l2 with balanced value maps, and of tied L2
 // with temperatures, position biases and the product and token2 bounds, and of ball norms
-// (the certified recipe where it applies), and of mixing sub-blocks.
+// (the certified recipe where it applies), of mixing sub-blocks and of pair tokens.
 func variants() []variant {
 	var vs []variant
 	for _, arch := range archNames() {
@@ -135,5 +135,12 @@ func variants() []variant {
 	c = tiny("invertible-l2").WithCertifiedRecipe()
 	c.MLPBlocks, c.MLPGain, c.Activation = 2, 3, "maxmin" // the fused op with a gain
 	vs = append(vs, variant{"invertible-l2-recipe-gain-maxmin", c})
+	c = tiny("dp")
+	c.Pairs = true
+	vs = append(vs, variant{"dp-pairs", c})
+	c = tiny("invertible-l2")
+	c.LipK, c.EmbedRadius, c.Mix, c.Pairs = 10, 0.05, 2, true
+	c = c.WithCertifiedRecipe()
+	vs = append(vs, variant{"invertible-l2-lip-k-pairs", c})
 	return vs
 }

@@ -75,6 +75,30 @@ type Model struct {
 	// ("", the default) or maxmin (each pair of hidden units sorted; docs/math.md, "MaxMin").
 	// Only invertible architectures have such branches.
 	Activation string `json:"activation,omitempty"`
+	// Pairs gives the token table a row for each pair of a byte and the byte before it
+	// (TokenRow), so that each position's input vector already tells the two apart: a
+	// look-up that a sum of the bytes' contributions cannot make within a small Lipschitz
+	// constant (docs/math.md, "Pair tokens"). The head is then untied.
+	Pairs bool `json:"pairs,omitempty"`
+}
+
+// TokenRows is the number of rows of the token table: V, or V (V + 1) with Pairs.
+func (m Model) TokenRows() int {
+	if m.Pairs {
+		return m.Vocab * (m.Vocab + 1)
+	}
+	return m.Vocab
+}
+
+// TokenRow is the row of the token table that a position holding token id reads, prev
+// being the token before it in its window, or -1 at the window's first position: id
+// itself, or with Pairs (prev + 1) V + id, so that rows 0..V-1 are the first position's.
+// Ids are not checked.
+func (m Model) TokenRow(prev, id int) int {
+	if m.Pairs {
+		return (prev+1)*m.Vocab + id
+	}
+	return id
 }
 
 // Default is a small pre-LN L2 model: 4 layers, 4 heads, width 128, context 64.
@@ -177,6 +201,9 @@ func (m Model) Validate() error {
 	}
 	if m.EmbedRadius > 0 && !(m.LipK > 0) {
 		bad("embed_radius without lip_k: the radius gives a bounded model's constant its units")
+	}
+	if m.Pairs && m.Tie {
+		bad("pairs with tie: the head has a column per byte, the token table a row per pair of bytes; want an untied head")
 	}
 	if !(m.Std > 0) {
 		bad("init_std %g, want > 0", m.Std)

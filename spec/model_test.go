@@ -92,3 +92,34 @@ func TestActivation(t *testing.T) {
 		}
 	}
 }
+
+// TestPairs: pair tokens give the table V (V + 1) rows, the first V those of a window's
+// first position, each pair its own row; a tied head, which reads the table as V columns,
+// is refused by name.
+func TestPairs(t *testing.T) {
+	m := Model{Arch: DP, Layers: 1, Heads: 1, Width: 4, Context: 4, Vocab: 5, Norm: PreLN, Dtype: Float32, Std: 0.02, Pairs: true}
+	if err := m.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if m.TokenRows() != 30 {
+		t.Errorf("%d rows, want 30", m.TokenRows())
+	}
+	seen := make(map[int]bool)
+	for prev := -1; prev < m.Vocab; prev++ {
+		for id := range m.Vocab {
+			r := m.TokenRow(prev, id)
+			if r < 0 || r >= m.TokenRows() || seen[r] || (prev == -1) != (r < m.Vocab) {
+				t.Errorf("pair (%d, %d): row %d", prev, id, r)
+			}
+			seen[r] = true
+		}
+	}
+	m.Tie = true
+	if err := m.Validate(); err == nil || !strings.Contains(err.Error(), "pairs with tie") {
+		t.Errorf("pairs with a tied head: %v, want an error naming both", err)
+	}
+	m.Tie, m.Pairs = false, false
+	if m.TokenRows() != 5 || m.TokenRow(3, 2) != 2 {
+		t.Errorf("bytes: %d rows, row %d of byte 2, want 5 and 2", m.TokenRows(), m.TokenRow(3, 2))
+	}
+}
