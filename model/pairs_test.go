@@ -77,11 +77,7 @@ func TestPairTokensReadTheByteBefore(t *testing.T) {
 // sampleLogits are the logits (T, V) of m on one window of ids.
 func sampleLogits(t *testing.T, m *Model, ids []int) []float64 {
 	t.Helper()
-	p, err := m.NewProgram(Sample, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	p := mustProgram(t, m, Sample, 1)
 	copy(p.Inputs, ids)
 	if err := p.Run(); err != nil {
 		t.Fatal(err)
@@ -106,11 +102,7 @@ func TestPairTokensRefuseBytesOutsideTheVocabulary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := m.NewProgram(Sample, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	p := mustProgram(t, m, Sample, 1)
 	p.Inputs[2] = cfg.Vocab
 	if err := p.Run(); err == nil || !strings.Contains(err.Error(), "token id 7 at row 2") {
 		t.Errorf("run with token %d: %v, want an error naming it and its row", cfg.Vocab, err)
