@@ -29,7 +29,7 @@ const (
 // MLP gain) with a ball norm of radius 0.3 sqrt(D) before each branch; "invertible-l2+mlps"
 // the certified recipe with three MLP sub-blocks per block; "invertible-l2+mix" the
 // certified recipe with two MLP sub-blocks and a mixing sub-block of 3 taps, unequal ones;
-// "invertible-l2+pairs" pair tokens.
+// "invertible-l2+triples" tokens of three bytes.
 func testStack(t *testing.T, arch string, seed uint64) (*model.Model, *Stack) {
 	t.Helper()
 	name, variant, _ := strings.Cut(arch, "+")
@@ -51,8 +51,8 @@ func testStack(t *testing.T, arch string, seed uint64) (*model.Model, *Stack) {
 	case "mix":
 		cfg = cfg.WithCertifiedRecipe()
 		cfg.MLPBlocks, cfg.Mix = 2, 3
-	case "pairs":
-		cfg.Pairs = true
+	case "triples":
+		cfg.TokenBytes = 3
 	}
 	m, err := model.New(cfg, seed)
 	if err != nil {

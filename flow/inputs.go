@@ -8,8 +8,8 @@ import (
 )
 
 // Embed returns the input of a model's first block for token windows ids (B*T ids,
-// row-major (B, T), T the context): token embedding (of each token and the one before it,
-// with pair tokens) plus position embedding, as the model's graphs compute it, (B*T*D)
+// row-major (B, T), T the context): token embedding (of each token and the ones before it,
+// with n-byte tokens) plus position embedding, as the model's graphs compute it, (B*T*D)
 // values.
 func Embed(m *model.Model, ids []int) ([]float64, error) {
 	t, d := m.Cfg.Context, m.Cfg.Width
@@ -22,11 +22,8 @@ func Embed(m *model.Model, ids []int) ([]float64, error) {
 		if id < 0 || id >= m.Cfg.Vocab {
 			return nil, fmt.Errorf("flow: token id %d at %d, want 0..%d", id, r, m.Cfg.Vocab-1)
 		}
-		prev := -1
-		if r%t > 0 {
-			prev = ids[r-1]
-		}
-		row := m.Cfg.TokenRow(prev, id)
+		w := r / t * t
+		row := m.Cfg.TokenRow(ids[w:w+t], r-w)
 		for k := range d {
 			x[r*d+k] = tok[row*d+k] + pos[(r%t)*d+k]
 		}

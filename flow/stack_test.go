@@ -12,11 +12,11 @@ import (
 	"lipformer/model"
 )
 
-// TestStackIsTheModel: the embeddings (Embed, of pair tokens too) run through the stack,
+// TestStackIsTheModel: the embeddings (Embed, of n-byte tokens too) run through the stack,
 // then the final LayerNorm and the head in plain Go, give the logits of the model's own
 // sampling program.
 func TestStackIsTheModel(t *testing.T) {
-	for _, arch := range []string{"invertible-l2", "invertible-l2+gain", "invertible-l2+ball", "invertible-l2+mlps", "invertible-l2+mix", "invertible-l2+pairs", "invertible-dp"} {
+	for _, arch := range []string{"invertible-l2", "invertible-l2+gain", "invertible-l2+ball", "invertible-l2+mlps", "invertible-l2+mix", "invertible-l2+triples", "invertible-dp"} {
 		m, st := testStack(t, arch, 8)
 		ids := randomIDs(m, 9)
 		x, err := Embed(m, ids)

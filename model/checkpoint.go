@@ -232,7 +232,7 @@ func checkSizes(cfg Config, byName map[string]safetensors.Tensor) error {
 		shape  []int
 		fields string // the config fields that fix the shape, with their values
 	}{
-		{"tok", []int{v, d}, fmt.Sprintf("vocab %d, pairs %t and width %d", cfg.Vocab, cfg.Pairs, d)},
+		{"tok", []int{v, d}, fmt.Sprintf("vocab %d, token bytes %d and width %d", cfg.Vocab, cfg.TokenBytes, d)},
 		{"pos", []int{t, d}, fmt.Sprintf("context %d and width %d", t, d)},
 	}
 	for i := 0; i < cfg.Layers; i++ {

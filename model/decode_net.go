@@ -20,9 +20,9 @@ type decoder[T kernel.Float] struct {
 	width  int   // D
 	hd     int   // head width d = D/H
 	hidden int   // F
-	tok    []T   // (V, D), or (V (V + 1), D) with pair tokens (Config.TokenRow)
+	tok    []T   // (V, D), or (Config.TokenRows, D) with n-byte tokens (Config.TokenRow)
 	pos    []T   // (T, D)
-	ids    []int // (B, T): the token at each cached position, which a pair row reads after it
+	ids    []int // (B, T): the token at each cached position, which the n-byte rows after it read
 	blocks []blockWeights[T]
 	packs  []blockPacks // each block's weights packed for products of several rows
 	head   *kernel.PackedWeights
@@ -182,11 +182,9 @@ func (dc *decoder[T]) runLane(tokens [][]int, out [][]float64, l lane) {
 	for s := l.lo; s < l.hi; s++ {
 		ids := dc.ids[s*t : (s+1)*t]
 		for i, id := range tokens[s] {
-			p, prev := l.pos+i, -1
-			if ids[p] = id; p > 0 {
-				prev = ids[p-1]
-			}
-			k := dc.cfg.TokenRow(prev, id)
+			p := l.pos + i
+			ids[p] = id
+			k := dc.cfg.TokenRow(ids, p)
 			r := (s-l.lo)*l.n + i
 			row, te, pe := x[r*d:(r+1)*d], dc.tok[k*d:(k+1)*d], dc.pos[p*d:(p+1)*d]
 			for j := range row {

@@ -39,8 +39,8 @@ type BlockLower struct {
 	Best float64 `json:"best"`
 }
 
-// LowerBound searches windows random windows of token-table rows (drawn from seed; with pair
-// tokens any row at any position, a wider set of inputs than texts make) for the largest
+// LowerBound searches windows random windows of token-table rows (drawn from seed; with
+// n-byte tokens any row at any position, a wider set of inputs than texts make) for the largest
 // block of the Jacobian of the embedded map: at each, the blocks (i, i) at positions 0,
 // T/4, T/2, 3T/4 and T-1, (T-1, T-2) and (T-1, 0), each by iters steps of power iteration with
 // central-difference JVPs and exact VJPs, on a float64 copy of the model. progress, if not

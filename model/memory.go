@@ -73,9 +73,10 @@ func Bytes(b float64) string {
 	return "" // not reached
 }
 
-// EstimateMemory estimates the peak memory of a model of cfg (Vocab 0 counts 256) with a
-// program for each of modes (Train or Eval) for batches of `batch` sequences, before any of
-// it is allocated. The node counts come from the graphs the layers build: with N = B*T
+// EstimateMemory estimates the peak memory of a model of cfg (Vocab 0 counts as
+// Config.BeforeCorpus does: 256, or 2 with n-byte tokens, whose table is counted once the
+// corpus gives V) with a program for each of modes (Train or Eval) for batches of `batch`
+// sequences, before any of it is allocated. The node counts come from the graphs the layers build: with N = B*T
 // rows, D the width, F the MLP width, k D the packed projection (k = 3, or 2 for tied L2)
 // and V the vocabulary, a training graph holds per layer at most 16 N*D + 4 N*F + 2 N*kD
 // values and an evaluation graph half that; the embeddings and head add 6 N*D + 2 N*V and
@@ -133,11 +134,12 @@ type memShape struct {
 	b, t, d, f, h, v, k, layers float64
 	mlps                        float64 // MLP sub-blocks per layer
 	mix, taps                   float64 // mixing sub-blocks per layer (0 or 1), and their taps
-	rows                        float64 // rows of the token table: v, or v (v + 1) with pair tokens
+	rows                        float64 // rows of the token table: v, or (v + 1)^(n-1) v with n-byte tokens
 	size                        float64 // bytes per element
 	workers                     float64 // attention's goroutines: GOMAXPROCS
 	arch                        spec.Arch
 	bias, untied, bounded       bool // position bias; untied head; head normalised (LipK)
+	ballTable                   bool // token table projected onto a ball (EmbedRadius)
 }
 
 // memShapeOf checks cfg's sizes and batch for the estimate.
@@ -148,7 +150,7 @@ func memShapeOf(cfg Config, batch int) (memShape, error) {
 	}
 	v := cfg.Vocab
 	if v == 0 {
-		v = 256
+		v = cfg.BeforeCorpus().Vocab
 	}
 	size := 4.0
 	if cfg.Dtype == spec.Float64 {
@@ -158,13 +160,13 @@ func memShapeOf(cfg Config, batch int) (memShape, error) {
 	if cfg.Arch.TiedL2() {
 		k = 2
 	}
-	rows := v
-	if cfg.Pairs {
-		rows = v * (v + 1)
+	rows := float64(v)
+	for range cfg.TokenBytes - 1 {
+		rows *= float64(v + 1)
 	}
 	return memShape{b: float64(batch), t: float64(cfg.Context), d: float64(cfg.Width), f: float64(cfg.HiddenWidth()), h: float64(cfg.Heads),
-		v: float64(v), rows: float64(rows), k: k, layers: float64(cfg.Layers), mlps: float64(cfg.MLPSubBlocks()), mix: float64(cfg.MixSubBlocks()), taps: float64(cfg.Mix), size: size, workers: float64(runtime.GOMAXPROCS(0)), arch: cfg.Arch,
-		bias: cfg.L2PosBias, untied: !cfg.Tie, bounded: cfg.LipK > 0}, nil
+		v: float64(v), rows: rows, k: k, layers: float64(cfg.Layers), mlps: float64(cfg.MLPSubBlocks()), mix: float64(cfg.MixSubBlocks()), taps: float64(cfg.Mix), size: size, workers: float64(runtime.GOMAXPROCS(0)), arch: cfg.Arch,
+		bias: cfg.L2PosBias, untied: !cfg.Tie, bounded: cfg.LipK > 0, ballTable: cfg.EmbedRadius > 0}, nil
 }
 
 // params bounds the number of parameters and buffers: the embeddings, per layer the
@@ -209,6 +211,9 @@ func (s memShape) graph(train bool) float64 {
 	if train {
 		rows *= 2
 		global = 6*n*s.d + 2*n*s.v + 2*(s.rows+s.t)*s.d + 4*s.d*s.v
+	}
+	if s.ballTable { // the table projected onto the ball, which the look-up reads
+		global += s.rows * s.d
 	}
 	return s.layers*(rows+weights+small) + global + 64*s.d
 }

@@ -31,7 +31,7 @@ type Program struct {
 	lossVal *G.Value // a separate allocation: see NewProgram
 	logVal  G.Value
 	hitsVal G.Value
-	// rows are the token table's rows that a model with pair tokens reads (cfg.TokenRow of
+	// rows are the token table's rows that a model with n-byte tokens reads (cfg.TokenRow of
 	// Inputs), written by Run; nil otherwise, when the look-up reads Inputs.
 	rows []int
 	cfg  Config
@@ -58,7 +58,7 @@ func (m *Model) NewProgram(mode Mode, batch int) (*Program, error) {
 	n := batch * m.Cfg.Context
 	p := &Program{Graph: g, Inputs: make([]int, n), Targets: make([]int, n), mode: mode, ran: errNoRun, lossVal: new(G.Value)}
 	rows := p.Inputs // (B*T) rows of the token table
-	if m.Cfg.Pairs {
+	if m.Cfg.TokenBytes > 1 {
 		p.cfg, p.rows = m.Cfg, make([]int, n)
 		rows = p.rows
 	}
@@ -167,20 +167,19 @@ func (p *Program) Run() error {
 	return nil
 }
 
-// tokenRows writes the rows of a model with pair tokens: each position's row depends on its
-// token and the one before it in its window. A token outside the vocabulary is an error,
-// as the look-up of a byte model makes it, since a pair row of it could be another pair's.
+// tokenRows writes the rows of a model with n-byte tokens: each position's row depends on
+// its token and the n - 1 before it in its window. A token outside the vocabulary is an
+// error, as the look-up of a byte model makes it, since a row of it could be another's.
 func (p *Program) tokenRows() error {
 	T, V := p.cfg.Context, p.cfg.Vocab
 	for i, id := range p.Inputs {
 		if id < 0 || id >= V {
 			return fmt.Errorf("token id %d at row %d, want 0..%d", id, i, V-1)
 		}
-		prev := -1
-		if i%T > 0 {
-			prev = p.Inputs[i-1]
-		}
-		p.rows[i] = p.cfg.TokenRow(prev, id)
+	}
+	for i := range p.rows {
+		w := i / T * T
+		p.rows[i] = p.cfg.TokenRow(p.Inputs[w:w+T], i-w)
 	}
 	return nil
 }

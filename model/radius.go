@@ -25,8 +25,9 @@ type RadiusBound struct {
 	// NearestBytes and FarthestBytes are the smallest and largest distance between two rows
 	// of the token table: substituting bytes of a window moves its input embeddings by at
 	// most FarthestBytes in the token norm, and a substitution of one byte for another by at
-	// least NearestBytes (with pair tokens a substitution changes the rows of its position
-	// and the next, each by that much).
+	// least NearestBytes (with n-byte tokens a substitution changes the rows of its position
+	// and the n - 1 after it, each by that much). For a table of more than exactRows rows
+	// FarthestBytes is the bound twice TokenBall's radius and NearestBytes 0: not computed.
 	NearestBytes, FarthestBytes float64
 	gram                        *mat.SymDense // (V, V) W^T W for the head's weight W (D, V) as applied
 }
@@ -59,10 +60,19 @@ func (m *Model) RadiusBound() (*RadiusBound, error) {
 	return b, nil
 }
 
+// exactRows is the largest token table whose smallest and largest distances between rows
+// byteDistances computes pair by pair, about a second at width 128.
+const exactRows = 8192
+
 // byteDistances are the smallest and largest distance between two rows of the token table
-// (0 and 0 for a vocabulary of one byte).
+// (0 and 0 for a vocabulary of one byte); for a table of more than exactRows rows, 0 and
+// twice TokenBall's radius, a bound of the largest.
 func (m *Model) byteDistances() (nearest, farthest float64) {
 	R, D := m.Cfg.TokenRows(), m.Cfg.Width
+	if R > exactRows {
+		_, r := m.TokenBall()
+		return 0, 2 * r
+	}
 	e := m.Tok.Rows() // (R, D)
 	nearest = math.Inf(1)
 	for a := range R {

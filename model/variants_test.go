@@ -60,7 +60,7 @@ type variant struct {
 // variants are the tiny configurations of every architecture, of dp and l2 with the head
 // tied to the token embedding, of invertible-l2 with balanced value maps, and of tied L2
 // with temperatures, position biases and the product and token2 bounds, and of ball norms
-// (the certified recipe where it applies), of mixing sub-blocks and of pair tokens.
+// (the certified recipe where it applies), of mixing sub-blocks and of pair and triple tokens.
 func variants() []variant {
 	var vs []variant
 	for _, arch := range archNames() {
@@ -136,11 +136,11 @@ func variants() []variant {
 	c.MLPBlocks, c.MLPGain, c.Activation = 2, 3, "maxmin" // the fused op with a gain
 	vs = append(vs, variant{"invertible-l2-recipe-gain-maxmin", c})
 	c = tiny("dp")
-	c.Pairs = true
+	c.TokenBytes = 2
 	vs = append(vs, variant{"dp-pairs", c})
 	c = tiny("invertible-l2")
-	c.LipK, c.EmbedRadius, c.Mix, c.Pairs = 10, 0.05, 2, true
+	c.LipK, c.EmbedRadius, c.Mix, c.TokenBytes = 10, 0.05, 2, 3
 	c = c.WithCertifiedRecipe()
-	vs = append(vs, variant{"invertible-l2-lip-k-pairs", c})
+	vs = append(vs, variant{"invertible-l2-lip-k-triples", c})
 	return vs
 }

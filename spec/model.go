@@ -75,30 +75,47 @@ type Model struct {
 	// ("", the default) or maxmin (each pair of hidden units sorted; docs/math.md, "MaxMin").
 	// Only invertible architectures have such branches.
 	Activation string `json:"activation,omitempty"`
-	// Pairs gives the token table a row for each pair of a byte and the byte before it
-	// (TokenRow), so that each position's input vector already tells the two apart: a
-	// look-up that a sum of the bytes' contributions cannot make within a small Lipschitz
-	// constant (docs/math.md, "Pair tokens"). The head is then untied.
-	Pairs bool `json:"pairs,omitempty"`
+	// TokenBytes > 1 gives the token table a row for each byte and the TokenBytes - 1 bytes
+	// before it in its window (TokenRow): 2, pair tokens, 3, triples. Each position's input
+	// vector then tells those bytes apart, a look-up that a sum of the bytes' contributions
+	// cannot make within a small Lipschitz constant (docs/math.md, "n-byte tokens"). The
+	// head is then untied. 0 or 1: a row per byte.
+	TokenBytes int `json:"token_bytes,omitempty"`
 }
 
-// TokenRows is the number of rows of the token table: V, or V (V + 1) with Pairs.
+// MaxTokenTable is the largest table of n-byte tokens, in rows times width, that Validate
+// accepts: 2^27 values, 512 MiB in float32 before the optimizer's two moments. (A byte
+// table is held to the machine's memory like every other parameter.)
+const MaxTokenTable = 1 << 27
+
+// TokenRows is the number of rows of the token table: V, or with TokenBytes n > 1,
+// (V + 1)^(n-1) V (a start symbol stands for the bytes before a window), or -1 when that
+// exceeds MaxTokenTable (Validate refuses it).
 func (m Model) TokenRows() int {
-	if m.Pairs {
-		return m.Vocab * (m.Vocab + 1)
+	rows := m.Vocab
+	for range m.TokenBytes - 1 {
+		if rows > MaxTokenTable/(m.Vocab+1) {
+			return -1
+		}
+		rows *= m.Vocab + 1
 	}
-	return m.Vocab
+	return rows
 }
 
-// TokenRow is the row of the token table that a position holding token id reads, prev
-// being the token before it in its window, or -1 at the window's first position: id
-// itself, or with Pairs (prev + 1) V + id, so that rows 0..V-1 are the first position's.
-// Ids are not checked.
-func (m Model) TokenRow(prev, id int) int {
-	if m.Pairs {
-		return (prev+1)*m.Vocab + id
+// TokenRow is the row of the token table that position t of a window reads: window[t]
+// itself, or with TokenBytes n > 1 the number whose digits in base V + 1 are the n - 1
+// bytes before it, each plus 1 (0 before the window's start), oldest first, times V plus
+// window[t]; so the rows 0..V-1 are the first position's. Ids are not checked.
+func (m Model) TokenRow(window []int, t int) int {
+	r := 0
+	for k := m.TokenBytes - 1; k >= 1; k-- {
+		d := 0
+		if t-k >= 0 {
+			d = window[t-k] + 1
+		}
+		r = r*(m.Vocab+1) + d
 	}
-	return id
+	return r*m.Vocab + window[t]
 }
 
 // Default is a small pre-LN L2 model: 4 layers, 4 heads, width 128, context 64.
@@ -202,8 +219,14 @@ func (m Model) Validate() error {
 	if m.EmbedRadius > 0 && !(m.LipK > 0) {
 		bad("embed_radius without lip_k: the radius gives a bounded model's constant its units")
 	}
-	if m.Pairs && m.Tie {
-		bad("pairs with tie: the head has a column per byte, the token table a row per pair of bytes; want an untied head")
+	if m.TokenBytes < 0 || m.TokenBytes > m.Context {
+		bad("token_bytes %d with context %d, want 0 <= token_bytes <= context (0 or 1: a row per byte)", m.TokenBytes, m.Context)
+	} else if m.TokenBytes > 1 && m.Vocab >= 1 && m.Width >= 1 && (m.TokenRows() < 0 || m.TokenRows() > MaxTokenTable/m.Width) {
+		bad("token_bytes %d with vocab %d and width %d: a token table of (vocab+1)^%d x vocab rows of the width exceeds %d values; want fewer token bytes",
+			m.TokenBytes, m.Vocab, m.Width, m.TokenBytes-1, MaxTokenTable)
+	}
+	if m.TokenBytes > 1 && m.Tie {
+		bad("token_bytes %d with tie: the head has a column per byte, the token table a row per %d bytes; want an untied head", m.TokenBytes, m.TokenBytes)
 	}
 	if !(m.Std > 0) {
 		bad("init_std %g, want > 0", m.Std)
@@ -215,6 +238,17 @@ func (m Model) Validate() error {
 		return fmt.Errorf("model config: %s", strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// BeforeCorpus returns m with a vocabulary that stands for any corpus's, to validate and
+// estimate it before the corpus is loaded: 256 bytes, the most; with n-byte tokens 2, since
+// their table, (V + 1)^(n-1) V rows, is checked once the corpus gives V.
+func (m Model) BeforeCorpus() Model {
+	m.Vocab = 256
+	if m.TokenBytes > 1 {
+		m.Vocab = 2
+	}
+	return m
 }
 
 // HiddenWidth is the width of each MLP: Hidden, or when it is 0 4 Width shared by the

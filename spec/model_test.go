@@ -93,33 +93,42 @@ func TestActivation(t *testing.T) {
 	}
 }
 
-// TestPairs: pair tokens give the table V (V + 1) rows, the first V those of a window's
-// first position, each pair its own row; a tied head, which reads the table as V columns,
-// is refused by name.
-func TestPairs(t *testing.T) {
-	m := Model{Arch: DP, Layers: 1, Heads: 1, Width: 4, Context: 4, Vocab: 5, Norm: PreLN, Dtype: Float32, Std: 0.02, Pairs: true}
-	if err := m.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	if m.TokenRows() != 30 {
-		t.Errorf("%d rows, want 30", m.TokenRows())
-	}
-	seen := make(map[int]bool)
-	for prev := -1; prev < m.Vocab; prev++ {
-		for id := range m.Vocab {
-			r := m.TokenRow(prev, id)
-			if r < 0 || r >= m.TokenRows() || seen[r] || (prev == -1) != (r < m.Vocab) {
-				t.Errorf("pair (%d, %d): row %d", prev, id, r)
+// TestTokenBytes: n-byte tokens give the table (V + 1)^(n-1) V rows, the first V those of
+// a window's first position, each window of bytes its own row; a tied head, which reads the
+// table as V columns, a count beyond the context and a table beyond MaxTokenTable are
+// refused by name.
+func TestTokenBytes(t *testing.T) {
+	m := Model{Arch: DP, Layers: 1, Heads: 1, Width: 4, Context: 4, Vocab: 5, Norm: PreLN, Dtype: Float32, Std: 0.02}
+	for n, rows := range map[int]int{0: 5, 1: 5, 2: 30, 3: 180, 4: 1080} {
+		m.TokenBytes = n
+		if err := m.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		if m.TokenRows() != rows {
+			t.Errorf("%d token bytes: %d rows, want %d", n, m.TokenRows(), rows)
+		}
+		seen := make(map[int]bool)
+		for w := range 625 { // every window of 4 bytes
+			window := []int{w / 125 % 5, w / 25 % 5, w / 5 % 5, w % 5}
+			for p := range window {
+				r := m.TokenRow(window, p)
+				if r < 0 || r >= rows || (n > 1 && (p == 0) != (r < m.Vocab)) {
+					t.Fatalf("%d token bytes, window %v, position %d: row %d", n, window, p, r)
+				}
 			}
-			seen[r] = true
+			seen[m.TokenRow(window, 3)] = true
+		}
+		if want := int(math.Pow(5, float64(max(n, 1)))); len(seen) != want {
+			t.Errorf("%d token bytes: the last position's rows take %d values over all windows, want one per last %d bytes, %d", n, len(seen), max(n, 1), want)
 		}
 	}
-	m.Tie = true
-	if err := m.Validate(); err == nil || !strings.Contains(err.Error(), "pairs with tie") {
-		t.Errorf("pairs with a tied head: %v, want an error naming both", err)
-	}
-	m.Tie, m.Pairs = false, false
-	if m.TokenRows() != 5 || m.TokenRow(3, 2) != 2 {
-		t.Errorf("bytes: %d rows, row %d of byte 2, want 5 and 2", m.TokenRows(), m.TokenRow(3, 2))
+	for want, c := range map[string]Model{
+		"token_bytes 3 with tie":       func() Model { c := m; c.TokenBytes, c.Tie = 3, true; return c }(),
+		"token_bytes 5 with context 4": func() Model { c := m; c.TokenBytes = 5; return c }(),
+		"exceeds 134217728 values":     func() Model { c := m; c.TokenBytes, c.Vocab, c.Width, c.Context = 4, 256, 128, 8; return c }(),
+	} {
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error naming it", want, err)
+		}
 	}
 }

@@ -178,7 +178,7 @@ func runName(path string) string {
 }
 
 // family names the runs plot -against joins by a line: those of one architecture, c,
-// mixing sub-block (or none), MLP activation and token table (bytes or pairs) whose embeddings start at one scale and are
+// mixing sub-block (or none), MLP activation and bytes per token whose embeddings start at one scale and are
 // held in one ball (or none), and whose final ball norm starts at one radius.
 func family(s *train.Summary) string {
 	m := s.Model
@@ -189,8 +189,8 @@ func family(s *train.Summary) string {
 	if m.MLPActivation() == ops.ActMaxMin {
 		arch += " and MaxMin"
 	}
-	if m.Pairs {
-		arch += ", pair tokens"
+	if m.TokenBytes > 1 {
+		arch += fmt.Sprintf(", %d-byte tokens", m.TokenBytes)
 	}
 	name := fmt.Sprintf("%s, c = %g, embeddings std %g", arch, m.LipC, m.EffectiveEmbedStd())
 	if m.EmbedRadius > 0 {

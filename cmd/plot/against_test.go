@@ -10,7 +10,7 @@ import (
 
 // TestAgainstChart: bounded runs of one family form one series sorted by K with a point
 // each, its legend naming the runs in that order, a run with a mixing sub-block, or with
-// MaxMin, or pair tokens, is of another family, an unbounded run is a labelled line, the n-gram baselines come with a bpc metric
+// MaxMin, or n-byte tokens, is of another family, an unbounded run is a labelled line, the n-gram baselines come with a bpc metric
 // only, and an unknown key or a summary without the metric is refused by name.
 func TestAgainstChart(t *testing.T) {
 	dir := t.TempDir()
@@ -56,12 +56,12 @@ func TestAgainstChart(t *testing.T) {
 	if len(m.Series) != 2 || !strings.Contains(m.Series[1].Label, "with mixing over 16 bytes and MaxMin") {
 		t.Errorf("series %+v, want the run with MaxMin as a family of its own, named so", m.Series)
 	}
-	pairs := write("k10-pairs.json", strings.Replace(run("10", "3.1"), `"lip_c": 0.25`, `"lip_c": 0.25, "pairs": true`, 1))
+	pairs := write("k10-pairs.json", strings.Replace(run("10", "3.1"), `"lip_c": 0.25`, `"lip_c": 0.25, "token_bytes": 2`, 1))
 	if m, err = againstChart(strings.Join([]string{k10, pairs}, ","), "lip_k", "final_val_bpc", ""); err != nil {
 		t.Fatal(err)
 	}
-	if len(m.Series) != 2 || !strings.Contains(m.Series[1].Label, "pair tokens") {
-		t.Errorf("series %+v, want the run with pair tokens as a family of its own, named so", m.Series)
+	if len(m.Series) != 2 || !strings.Contains(m.Series[1].Label, "2-byte tokens") {
+		t.Errorf("series %+v, want the run with 2-byte tokens as a family of its own, named so", m.Series)
 	}
 	acc, err := againstChart(strings.Join([]string{k10, k2}, ","), "lip_k", "final_val_acc", "")
 	if err != nil || len(acc.Refs) != 0 {

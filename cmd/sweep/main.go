@@ -70,8 +70,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	specs := o.grid.Specs(cfg, opt)
 	for _, s := range specs {
-		check := s.Cfg
-		check.Vocab = 256 // any vocabulary of bytes: the corpus is not loaded yet
+		check := s.Cfg.BeforeCorpus()
 		if err := check.Validate(); err != nil {
 			return fmt.Errorf("run %s: %w", s.Name(), err)
 		}

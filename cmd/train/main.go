@@ -131,8 +131,7 @@ func runOn(ctx context.Context, comm dist.Comm, args []string, stdout, stderr io
 		return fmt.Errorf("-sample %d with -json: the JSON summary holds no sample (give -sample 0 or leave it out)", *sampleLen)
 	}
 	if *resume == "" {
-		check := cfg
-		check.Vocab = 256 // any vocabulary of bytes: the corpus is not loaded yet
+		check := cfg.BeforeCorpus()
 		if err := check.Validate(); err != nil {
 			return err
 		}

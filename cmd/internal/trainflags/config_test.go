@@ -95,7 +95,9 @@ func TestConfigsAreTheirCommandLines(t *testing.T) {
 			"-batch 12 -steps 2000 -lr 1e-3 -muon 20 -min-lr 1e-4 -warmup 100 -schedule cosine -beta2 0.99 -dropout 0 -eval-every 250 -eval-bytes 0 -seed 1",
 		"shakespeare_k10_maxmin.toml": "-data shakespeare -arch invertible-l2 -lip-k 10 -lip-c 0.5 -embed-radius 1 -embed-std 0.1 -layers 1 -mix 16 -activation maxmin -heads 4 -width 128 -ctx 64 " +
 			"-batch 12 -steps 2000 -lr 1e-3 -muon 20 -min-lr 1e-4 -warmup 100 -schedule cosine -beta2 0.99 -dropout 0 -eval-every 250 -eval-bytes 0 -seed 1",
-		"shakespeare_k10_pairs.toml": "-data shakespeare -arch invertible-l2 -lip-k 10 -lip-c 0.1 -embed-radius 1 -embed-std 0.1 -pairs -layers 1 -activation maxmin -heads 4 -width 128 -ctx 64 " +
+		"shakespeare_k10_pairs.toml": "-data shakespeare -arch invertible-l2 -lip-k 10 -lip-c 0.1 -embed-radius 1 -embed-std 0.1 -token-bytes 2 -layers 1 -activation maxmin -heads 4 -width 128 -ctx 64 " +
+			"-batch 12 -steps 2000 -lr 3e-3 -muon 6.6667 -min-lr 3e-4 -warmup 100 -schedule cosine -beta2 0.99 -dropout 0 -eval-every 250 -eval-bytes 0 -seed 1",
+		"shakespeare_k10_triples.toml": "-data shakespeare -arch invertible-l2 -lip-k 10 -lip-c 0.1 -embed-radius 1 -embed-std 0.1 -token-bytes 3 -layers 1 -activation maxmin -heads 4 -width 128 -ctx 64 " +
 			"-batch 12 -steps 2000 -lr 3e-3 -muon 6.6667 -min-lr 3e-4 -warmup 100 -schedule cosine -beta2 0.99 -dropout 0 -eval-every 250 -eval-bytes 0 -seed 1",
 		"shakespeare_inv.toml": "-data shakespeare -arch invertible-l2 -layers 8 -mlp-blocks 4 -hidden 64 -lip-c 0.97 -heads 4 -width 128 -ctx 64 " +
 			"-batch 12 -steps 2000 -lr 3e-3 -min-lr 3e-4 -warmup 100 -schedule cosine -beta2 0.99 -dropout 0 -eval-every 250 -eval-bytes 0 -seed 1",
@@ -153,8 +155,7 @@ func TestEveryConfigIsValid(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 			continue
 		}
-		cfg.Vocab = 256
-		if err := cfg.WithCertifiedRecipe().Validate(); err != nil {
+		if err := cfg.BeforeCorpus().WithCertifiedRecipe().Validate(); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
 		if err := opt.Validate(); err != nil {
