@@ -49,16 +49,28 @@ type style struct {
 	cross draw.GlyphStyle // the mark of its last point
 }
 
-// styleOf returns the style of the i-th series (Line); a dashed series is dashed in any
-// case.
+// dotShapes are the marks of points, in turn with the dash patterns: a point alone shows
+// no dashes, so a series that shares another's colour has another mark.
+func dotShapes() []draw.GlyphDrawer {
+	return []draw.GlyphDrawer{draw.CircleGlyph{}, draw.PyramidGlyph{}, draw.SquareGlyph{}, draw.RingGlyph{}, draw.BoxGlyph{}}
+}
+
+// styleOf returns the style of the i-th series (Line), its points marked by a circle, or
+// past the palette's colours by another shape; a dashed series is dashed in any case.
 func styleOf(i int, dashed bool) style {
 	line := Line(i)
 	if dashed && len(line.Dashes) == 0 {
 		line.Dashes = dashPatterns()[1]
 	}
+	shapes := dotShapes()
+	shape := shapes[(i/len(Palette()))%len(shapes)]
+	radius := vg.Points(2)
+	if i >= len(Palette()) {
+		radius = vg.Points(3.5)
+	}
 	return style{
 		line:  line,
-		dot:   draw.GlyphStyle{Color: line.Color, Radius: vg.Points(2), Shape: draw.CircleGlyph{}},
+		dot:   draw.GlyphStyle{Color: line.Color, Radius: radius, Shape: shape},
 		cross: draw.GlyphStyle{Color: line.Color, Radius: vg.Points(4), Shape: draw.CrossGlyph{}},
 	}
 }

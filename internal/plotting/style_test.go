@@ -52,3 +52,19 @@ func TestGlyphs(t *testing.T) {
 		}
 	}
 }
+
+// TestPointsOfSeriesPastThePalette: a series that takes an earlier one's colour marks its
+// points with another shape, so that a point alone, which shows no dashes, still tells
+// them apart.
+func TestPointsOfSeriesPastThePalette(t *testing.T) {
+	n := len(Palette())
+	for i := range n {
+		a, b := styleOf(i, false), styleOf(i+n, false)
+		if a.dot.Color != b.dot.Color {
+			t.Fatalf("series %d and %d: colours %v and %v, want the palette's repeat", i, i+n, a.dot.Color, b.dot.Color)
+		}
+		if fmt.Sprintf("%T", a.dot.Shape) == fmt.Sprintf("%T", b.dot.Shape) {
+			t.Errorf("series %d and %d mark their points alike (%T)", i, i+n, a.dot.Shape)
+		}
+	}
+}
