@@ -61,8 +61,11 @@ type Certificate struct {
 	Two     Bound     `json:"product_two"`
 	Tok2    Bound     `json:"product_tok2"`
 	// TokenDiameter is Model.TokenDiameter, the largest token-norm distance between two
-	// embedded texts of the same length.
+	// embedded texts of the same length, or a bound of it (DiameterBound).
 	TokenDiameter float64 `json:"token_diameter"`
+	// DiameterBound says that TokenDiameter is the bound twice TokenRadius, not the largest
+	// distance between two rows searched pair by pair: a table of more than 8192 rows.
+	DiameterBound bool `json:"token_diameter_bound,omitempty"`
 	// LogitRange is Tok2 times TokenDiameter: at every position, the logits of any two
 	// texts of the same length differ by at most this in the 2-norm. Unlike Tok2 it does
 	// not change when the embeddings and what reads them are rescaled together.
@@ -105,7 +108,7 @@ func (m *Model) Certificate() (*Certificate, error) {
 	}
 	c.add(final)
 	c.add(m.headFactor())
-	c.TokenDiameter = m.TokenDiameter()
+	c.TokenDiameter, c.DiameterBound = m.TokenDiameter(), m.Cfg.TokenRows() > exactRows
 	if c.TokenDiameter > 0 { // else every text of a length has the same input, and 0 is right
 		c.LogitRange = c.Tok2 * Bound(c.TokenDiameter)
 	}
@@ -147,6 +150,15 @@ func (m *Model) headFactor() Factor {
 		return Factor{Name: "head", Inf: Bound(s * m.Head.LipschitzInf()), Two: two, Tok2: two, Note: fmt.Sprintf("spectrally normalised to %.4g", m.Cfg.HeadGain())}
 	}
 	return Factor{Name: "head", Inf: Bound(m.Head.LipschitzInf()), Two: Bound(m.Head.Lipschitz2()), Tok2: Bound(m.Head.Lipschitz2())}
+}
+
+// Diameter names TokenDiameter as the printed reports say it: the token embedding's
+// diameter, or with DiameterBound the bound it is.
+func (c *Certificate) Diameter() string {
+	if c.DiameterBound {
+		return "twice the radius of a ball holding the token vectors, a bound of their diameter,"
+	}
+	return "the token embedding's diameter"
 }
 
 // add appends a factor and multiplies it into the products.

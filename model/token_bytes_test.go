@@ -118,3 +118,48 @@ func TestTokenBytesRefuseBytesOutsideTheVocabulary(t *testing.T) {
 		t.Errorf("run with token %d: %v, want an error naming it and its row", cfg.Vocab, err)
 	}
 }
+
+// TestLargeTablesBoundTheirDiameter: a table of more than exactRows rows reports twice its
+// ball's radius as the diameter, says so in the certificate, and that bound is above every
+// distance between two rows; a smaller table reports its searched diameter.
+func TestLargeTablesBoundTheirDiameter(t *testing.T) {
+	for _, c := range []struct {
+		vocab int
+		bound bool
+	}{{7, false}, {20, true}} {
+		cfg := tiny("invertible-l2")
+		cfg.Vocab, cfg.TokenBytes, cfg.LipK = c.vocab, 3, 10
+		cfg = cfg.WithCertifiedRecipe()
+		m, err := New(cfg, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cert, err := m.Certificate()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cert.DiameterBound != c.bound || (cfg.TokenRows() > exactRows) != c.bound {
+			t.Fatalf("vocab %d, %d rows: diameter bound %t, want %t", c.vocab, cfg.TokenRows(), cert.DiameterBound, c.bound)
+		}
+		_, r := m.TokenBall()
+		if c.bound && cert.TokenDiameter != 2*r {
+			t.Errorf("vocab %d: diameter %g, want the bound 2 x %g", c.vocab, cert.TokenDiameter, r)
+		}
+		if c.bound != strings.Contains(cert.Diameter(), "bound") {
+			t.Errorf("vocab %d: the reports call it %q", c.vocab, cert.Diameter())
+		}
+		e, D := m.Tok.Rows(), cfg.Width
+		for a := 0; a < cfg.TokenRows(); a += 97 {
+			for b := a + 1; b < cfg.TokenRows(); b += 89 {
+				var s float64
+				for k := range D {
+					d := e[a*D+k] - e[b*D+k]
+					s += d * d
+				}
+				if math.Sqrt(s) > cert.TokenDiameter*(1+1e-12) {
+					t.Fatalf("vocab %d: rows %d and %d are %g apart, above the diameter %g", c.vocab, a, b, math.Sqrt(s), cert.TokenDiameter)
+				}
+			}
+		}
+	}
+}

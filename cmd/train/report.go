@@ -51,7 +51,7 @@ func report(w io.Writer, r *train.Run, sum *train.Summary, asJSON bool, sampleLe
 		fmt.Fprintln(w, "no final val or test bpc")
 	}
 	if c := sum.Certificate; c != nil {
-		fmt.Fprintf(w, "certified Lipschitz bound of the network (N = %d): %.4g (inf-norm), %.4g (2-norm), %.4g (token norm); certified logit range %.4g (the token embedding's diameter %.4g) and radius %.4g (eval -logit-radius: what it allows)\n", c.N, float64(c.Inf), float64(c.Two), float64(c.Tok2), float64(c.LogitRange), c.TokenDiameter, float64(c.LogitRadius))
+		fmt.Fprintf(w, "certified Lipschitz bound of the network (N = %d): %.4g (inf-norm), %.4g (2-norm), %.4g (token norm); certified logit range %.4g (%s %.4g) and radius %.4g (eval -logit-radius: what it allows)\n", c.N, float64(c.Inf), float64(c.Two), float64(c.Tok2), float64(c.LogitRange), c.Diameter(), c.TokenDiameter, float64(c.LogitRadius))
 	}
 	st := sum.Stability
 	fmt.Fprintf(w, "stability: %d loss spikes, max gradient norm %.3g at step %d, diverged %t\n", st.LossSpikes, st.MaxGradNorm, st.MaxGradNormStep, st.Diverged)

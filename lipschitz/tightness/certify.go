@@ -181,7 +181,7 @@ func certTable(w io.Writer, path string, cert *model.Certificate) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if _, err := fmt.Fprintf(w, "certified logit range %s: token-norm product x the token embedding's diameter %.4g; no text moves any position's logits further from another's (docs/math.md)\n", show(cert.LogitRange), cert.TokenDiameter); err != nil {
+	if _, err := fmt.Fprintf(w, "certified logit range %s: token-norm product x %s %.4g; no text moves any position's logits further from another's (docs/math.md)\n", show(cert.LogitRange), cert.Diameter(), cert.TokenDiameter); err != nil {
 		return err
 	}
 	_, err := fmt.Fprintf(w, "certified logit radius %s: token-norm product x the radius %.4g of a ball holding the token vectors; every text's logits at a position lie within it of one point (eval -logit-radius: the floor it sets)\n", show(cert.LogitRadius), cert.TokenRadius)
