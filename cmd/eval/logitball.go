@@ -10,9 +10,16 @@ import (
 	"lipformer/ngram"
 )
 
-// boundedOrders are the orders of the bounded count models set beside a logit radius.
-// They have no smoothing, so higher orders fit rare contexts too closely to say more.
-func boundedOrders() []int { return []int{2, 3} }
+// boundedOrders are the orders of the bounded count models set beside a logit radius: 2
+// to top (-bounded-order; 3 by default, since a fit of order 4 or more takes minutes on
+// Tiny Shakespeare).
+func boundedOrders(top int) []int {
+	var orders []int
+	for n := 2; n <= top; n++ {
+		orders = append(orders, n)
+	}
+	return orders
+}
 
 // ballReport is what a logit radius allows on the split (docs/math.md, "What a logit ball
 // allows"): the floor no model whose logits stay within the radius of one point per
@@ -29,7 +36,7 @@ type ballReport struct {
 // logitBall computes a ballReport at each radius for the targets of tokens (the split
 // text, encoded) scored in windows of ctx advanced by stride, each window offset one group
 // of the floor; the bounded models are trained on train.
-func logitBall(train, text []byte, tokens []uint8, vocab []byte, ctx, stride int, radii []float64, certified int, log *slog.Logger) ([]ballReport, error) {
+func logitBall(train, text []byte, tokens []uint8, vocab []byte, ctx, stride int, radii []float64, certified, top int, log *slog.Logger) ([]ballReport, error) {
 	groups, err := offsetGroups(tokens, ctx, stride)
 	if err != nil {
 		return nil, err
@@ -46,7 +53,7 @@ func logitBall(train, text []byte, tokens []uint8, vocab []byte, ctx, stride int
 		if r.FloorBPC, err = ngram.Floor(groups, ids, rho); err != nil {
 			return nil, fmt.Errorf("logit radius %g: %w", rho, err)
 		}
-		for _, n := range boundedOrders() {
+		for _, n := range boundedOrders(top) {
 			// a fit takes seconds on Tiny Shakespeare and minutes on enwik7
 			log.Info("logit ball: fitting a bounded count model", "radius", rho, "model", ngram.Name(n), "train_bytes", len(train))
 			res, err := ngram.BoundedBaselines(train, text, vocab, []int{n}, rho)

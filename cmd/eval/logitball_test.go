@@ -19,7 +19,8 @@ import (
 // certificate times its token vectors' radius, at most K r with the embeddings in the
 // ball of radius r) and never scores below the floor there; -logit-radius adds radii,
 // whose floors fall as they grow; the human output names the certified one. A model not
-// bounded reports nothing without the flag. Bad radii are refused naming the flag.
+// bounded reports nothing without the flag. -bounded-order 4 adds the bounded 4-gram. Bad
+// radii and orders are refused naming the flag.
 func TestEvalLogitBall(t *testing.T) {
 	const k, r = 2.0, 1.0
 	out := trainedRunOf(t, model.Config{Arch: spec.InvertibleL2, Layers: 1, Heads: 2, Width: 16, Context: 16, Norm: spec.NoLN, LipC: 0.25,
@@ -78,6 +79,23 @@ func TestEvalLogitBall(t *testing.T) {
 	for _, x := range b {
 		if len(x.Bounded) != 2 || x.Bounded[0].Order != 2 || x.Bounded[1].Order != 3 || !(x.Bounded[0].BPC >= x.FloorBPC) {
 			t.Errorf("bounded models %+v at radius %v: want a bigram and a trigram, not below the floor %.4f", x.Bounded, x.Radius, x.FloorBPC)
+		}
+	}
+	if text, err = eval(out, "-json", "-logit-radius", "2", "-bounded-order", "4"); err != nil {
+		t.Fatal(err)
+	}
+	var four result
+	if err := json.Unmarshal([]byte(text), &four); err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range four.LogitBall {
+		if len(x.Bounded) != 3 || x.Bounded[2].Order != 4 || !(x.Bounded[2].BPC >= x.FloorBPC) {
+			t.Errorf("-bounded-order 4: bounded models %+v at radius %v, want orders 2 to 4, not below the floor %.4f", x.Bounded, x.Radius, x.FloorBPC)
+		}
+	}
+	for _, v := range []string{"1", "9"} {
+		if _, err := eval(out, "-logit-radius", "2", "-bounded-order", v); err == nil || !strings.Contains(err.Error(), "-bounded-order") {
+			t.Errorf("-bounded-order %s: error %v, want one naming the flag", v, err)
 		}
 	}
 	text, err = eval(out)

@@ -99,6 +99,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	ngramAll := fs.Bool("ngram-all", false, "with -ngram N, score every order from 1 to N")
 	radiusFlag := fs.String("radius", "", "comma-separated radii `R`: report the fraction of the scored bytes whose top-1 byte is certified not to change under any perturbation of the input embeddings of token norm at most R, and the median certified radius (a second pass over the split)")
 	ballFlag := fs.String("logit-radius", "", "comma-separated logit radii `rho`: report the floor no model whose logits at a position stay within rho of one point can score below on the split, and bounded bigram and trigram count models (docs/math.md, \"What a logit ball allows\"); a model bounded end to end (-lip-k) reports its certified radius without this")
+	boundedTop := fs.Int("bounded-order", 3, "with a logit radius: fit the bounded count models of orders 2 to `N` (2 to 8; past 3 a fit takes minutes on Tiny Shakespeare)")
 	curve := fs.Int("radius-curve", 0, "also report the certified fraction at `N` radii spaced evenly in log R across the certified radii met, for plot -radius (0: none)")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
@@ -129,6 +130,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if *curve < 0 {
 		return fmt.Errorf("-radius-curve %d, want >= 0 (0: no curve)", *curve)
+	}
+	if *boundedTop < 2 || *boundedTop > ngram.MaxOrder {
+		return fmt.Errorf("-bounded-order %d, want 2 to %d", *boundedTop, ngram.MaxOrder)
 	}
 	certify := radii != nil || *curve > 0
 	if *ckpt == "" && *dataSpec != "" {
@@ -241,7 +245,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		certified, balls = 0, append([]float64{float64(cert.LogitRadius)}, balls...)
 	}
 	if balls != nil {
-		if res.LogitBall, err = logitBall(corpus.Train, text, tokens, corpus.Vocab.Bytes(), m.Cfg.Context, res.Stride, balls, certified, cli.Logger(stderr)); err != nil {
+		if res.LogitBall, err = logitBall(corpus.Train, text, tokens, corpus.Vocab.Bytes(), m.Cfg.Context, res.Stride, balls, certified, *boundedTop, cli.Logger(stderr)); err != nil {
 			return fmt.Errorf("-logit-radius: %w", err)
 		}
 	}
