@@ -31,6 +31,34 @@ func GemmSerial[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda i
 	gemmWith(serialImpl(), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
+// GemmBand is the height of the bands of rows of C in which Gemm computes an (m, k) x (k,
+// n) product of T, one goroutine each: m when it does not cut the product into bands (a
+// small product, or a BLAS that parallelises products by itself: gonum's in float64).
+// Gemm on a band equals GemmSerial on it, so a caller that runs a band's work on one
+// goroutine may use GemmSerial there and still compute Gemm's values bit for bit.
+func GemmBand[T Float](m, n, k int) int {
+	if !splitsRows[T]() || !split(m, n, k) {
+		return m
+	}
+	return bandHeight(m)
+}
+
+// GemmInBands computes what Gemm computes, bit for bit in every build: Gemm itself when
+// it does not cut the product into bands, otherwise its bands (GemmBand) one after the
+// other on the calling goroutine, where GemmSerial's single product may round differently
+// (OpenBLAS, and gonum's float64 product).
+func GemmInBands[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	band := GemmBand[T](m, n, k)
+	if band >= m {
+		Gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	for r0 := 0; r0 < m; r0 += band {
+		r1 := min(m, r0+band)
+		GemmSerial(transA, transB, r1-r0, n, k, alpha, a[rowOffset(trans(transA), r0, lda):], lda, b, ldb, beta, c[r0*ldc:], ldc)
+	}
+}
+
 // Gemv computes y = alpha op(a) x + beta y for a row-major m x n matrix a (stride lda),
 // op(a) = a^T when transA, with the BLAS of this build on the calling goroutine.
 func Gemv[T Float](transA bool, m, n int, alpha T, a []T, lda int, x []T, beta T, y []T) {

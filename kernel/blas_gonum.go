@@ -57,6 +57,14 @@ func impl() blasImpl {
 	return gonum.Implementation{}
 }
 
+// splitsRows reports whether impl cuts products of T into bands of rows (splitGemm):
+// internal/sgemm's float32 products; gonum's float64 ones parallelise by themselves.
+func splitsRows[T Float]() bool {
+	var z T
+	_, f32 := any(z).(float32)
+	return f32 && sgemm.Accelerated()
+}
+
 // serialImpl is the BLAS of this build for products that must stay on the calling
 // goroutine, with internal/sgemm's float32 product where impl has it.
 func serialImpl() blasImpl {

@@ -25,6 +25,10 @@ func GraphBLAS() (BLAS, bool) { return splitGemm{netlib.Implementation{}}, true 
 // impl is the BLAS of this build.
 func impl() blasImpl { return splitGemm{netlib.Implementation{}} }
 
+// splitsRows reports whether impl cuts products of T into bands of rows: always, in this
+// build.
+func splitsRows[T Float]() bool { return true }
+
 // serialImpl is the BLAS of this build for products that must stay on the calling
 // goroutine: single-threaded OpenBLAS without the row splitting.
 func serialImpl() blasImpl { return netlib.Implementation{} }

@@ -52,10 +52,16 @@ func split(m, n, k int) bool {
 	return workers >= 2 && m >= 2*workers && m*n*k >= minSplitFLOPs
 }
 
+// bandHeight is the rows of each of the GOMAXPROCS bands that a split product's m rows are
+// cut into (the last may have fewer).
+func bandHeight(m int) int {
+	workers := runtime.GOMAXPROCS(0)
+	return (m + workers - 1) / workers
+}
+
 // splitRows calls f on GOMAXPROCS bands [r0, r1) covering the m rows, in parallel.
 func splitRows(m int, f func(r0, r1 int)) {
-	workers := runtime.GOMAXPROCS(0)
-	band := (m + workers - 1) / workers
+	band := bandHeight(m)
 	var wg sync.WaitGroup
 	for r0 := 0; r0 < m; r0 += band {
 		wg.Add(1)

@@ -2,12 +2,20 @@ package kernel
 
 // Add writes y = a + b elementwise, in parallel chunks. y may be a or b.
 func Add[T Float](y, a, b []T) {
-	ParallelFor(len(a), 1, func(_, lo, hi int) {
-		ar, br, yr := a[lo:hi], b[lo:hi], y[lo:hi]
-		for i, v := range ar {
-			yr[i] = v + br[i]
-		}
-	})
+	ParallelFor(len(a), 1, func(_, lo, hi int) { AddSerial(y[lo:hi], a[lo:hi], b[lo:hi]) })
+}
+
+// AddSerial is Add on the calling goroutine, for callers that already run one job per
+// core: float32 in AVX2 where the processor has it, each sum rounded once either way.
+func AddSerial[T Float](y, a, b []T) {
+	n := 0
+	if y32, ok := any(y).([]float32); ok {
+		n = addVec(y32, any(a).([]float32), any(b).([]float32))
+	}
+	ar, br, yr := a[n:], b[n:len(a)], y[n:len(a)]
+	for i, v := range ar {
+		yr[i] = v + br[i]
+	}
 }
 
 // Mul writes y = a * b elementwise, in parallel chunks. y may be a or b.
@@ -38,11 +46,14 @@ func AddBias[T Float](y, x, b []T) {
 // of a product with a bias, which then adds into y.
 func FillRows[T Float](y, b []T) {
 	d := len(b)
-	ParallelFor(len(y)/d, d, func(_, lo, hi int) {
-		for r := lo; r < hi; r++ {
-			copy(y[r*d:(r+1)*d], b)
-		}
-	})
+	ParallelFor(len(y)/d, d, func(_, lo, hi int) { FillRowsSerial(y[lo*d:hi*d], b) })
+}
+
+// FillRowsSerial is FillRows on the calling goroutine.
+func FillRowsSerial[T Float](y, b []T) {
+	for r := 0; r+len(b) <= len(y); r += len(b) {
+		copy(y[r:r+len(b)], b)
+	}
 }
 
 // Scale writes y = s x elementwise, on the calling goroutine. y may be x.

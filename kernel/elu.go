@@ -10,6 +10,13 @@ func ELU[T Float](y, x []T) { mapChunks(y, x, elu, elu32) }
 // parallel chunks; float32 within 1e-7 relative. dx may be dy.
 func ELUGrad[T Float](dx, x, dy []T) { chainChunks(dx, x, dy, eluDeriv, eluGrad32) }
 
+// ELUSerial is ELU on the calling goroutine, for callers that already run one job per
+// core; on the same chunks it computes the same values bit for bit.
+func ELUSerial[T Float](y, x []T) { mapSerial(y, x, elu, elu32) }
+
+// ELUGradSerial is ELUGrad on the calling goroutine.
+func ELUGradSerial[T Float](dx, x, dy []T) { chainSerial(dx, x, dy, eluDeriv, eluGrad32) }
+
 // elu is x for x > 0 and e^x - 1 otherwise.
 func elu(x float64) float64 {
 	if x > 0 {

@@ -63,9 +63,7 @@ func colSums[T Float](y []T, n int, part []T, add func(acc []T, r int)) {
 	})
 	clear(y)
 	for b := 0; b < blocks; b++ {
-		for j, v := range part[b*d : (b+1)*d] {
-			y[j] += v
-		}
+		AddSerial(y, y, part[b*d:(b+1)*d])
 	}
 }
 
@@ -74,9 +72,21 @@ func colSums[T Float](y []T, n int, part []T, add func(acc []T, r int)) {
 func ColSum[T Float](y, x []T, ws *Workspace) {
 	d := len(y)
 	n := len(x) / d
-	colSums(y, n, Scratch[T](ws, 1, colSumsLen(n, d))[0], func(acc []T, r int) {
-		for j, v := range x[r*d : (r+1)*d] {
-			acc[j] += v
+	colSums(y, n, Scratch[T](ws, 1, colSumsLen(n, d))[0], func(acc []T, r int) { AddSerial(acc, acc, x[r*d:(r+1)*d]) })
+}
+
+// ColSumSerial is ColSum on the calling goroutine, with the same blocks of rows and so the
+// same sums bit for bit; part is scratch of len(y) elements.
+func ColSumSerial[T Float](y, x, part []T) {
+	d := len(y)
+	n := len(x) / d
+	part = part[:d]
+	clear(y)
+	for lo := 0; lo < n; lo += sumBlock {
+		clear(part)
+		for r := lo; r < min(n, lo+sumBlock); r++ {
+			AddSerial(part, part, x[r*d:(r+1)*d])
 		}
-	})
+		AddSerial(y, y, part)
+	}
 }

@@ -42,22 +42,23 @@ func ParseActivation(s string) (Activation, error) {
 	return 0, fmt.Errorf("activation %q, want elu or maxmin", s)
 }
 
-// activate writes y = act(x) for rows of an even width (MaxMin pairs entries 2i, 2i+1).
+// activate writes y = act(x) for rows of an even width (MaxMin pairs entries 2i, 2i+1), on
+// the calling goroutine: the fused sub-blocks call it once per band of rows.
 func activate[T kernel.Float](act Activation, y, x []T) {
 	if act == ActMaxMin {
 		kernel.MaxMin(y, x)
 		return
 	}
-	kernel.ELU(y, x)
+	kernel.ELUSerial(y, x)
 }
 
-// activateGrad writes dx = dy J of act at x; dx may be dy.
+// activateGrad writes dx = dy J of act at x, on the calling goroutine; dx may be dy.
 func activateGrad[T kernel.Float](act Activation, dx, x, dy []T) {
 	if act == ActMaxMin {
 		kernel.MaxMinGrad(dx, x, dy)
 		return
 	}
-	kernel.ELUGrad(dx, x, dy)
+	kernel.ELUGradSerial(dx, x, dy)
 }
 
 // MaxMin adds y = MaxMin(x) to x's graph: each pair of adjacent entries of a row sorted,

@@ -67,8 +67,8 @@ type mlpResState struct {
 	fwd   saved
 	grads [4]any // []T: dw1 (D, H), db1 (H), dw2 (H, D), db2 (D)
 	bwd   saved
-	dh    any // (N, H) []T: scratch of the backward
-	ws    kernel.Workspace
+	dh    any    // (N, H) []T: scratch of the backward
+	part  [2]any // (H) and (D) []T: the column sums' scratch of the two weight jobs
 }
 
 // Arity is 5 forward (x, w1, b1, w2, b2), 7 backward (the same, y and dy) and 2 for a
@@ -137,39 +137,82 @@ func mlpResKernel[T kernel.Float](op *mlpResOp, out []T, ts []*tensor.Dense) err
 		return fmt.Errorf("%s: no activations of this run's forward to read", op.name)
 	}
 	st.bwd.begin()
-	mlpResBackwardKernel(st, x, w1, w2, data[T](ts[6]), out, n, d, hid)
+	mlpResBackwardKernel(st, x, w1, w2, data[T](ts[6]), out, n, d, hid, nil)
 	st.bwd.done()
 	return nil
 }
 
 // mlpResBackwardKernel writes into dx the gradient of the sub-block's input x for the
 // output gradient dy, and into st's grads those of w1, b1, w2 and b2, from the forward's
-// h and a in st, each as the separate ops' backward computes it.
-func mlpResBackwardKernel[T kernel.Float](st *mlpResState, x, w1, w2, dy, dx []T, n, d, hid int) {
+// h and a in st, each as the separate ops' backward computes it. It runs in two parallel
+// passes: the rows' gradients by bands of rows, then the weights' gradients as two jobs,
+// w1's and b1's and w2's and b2's, after each of which then(i) runs for weight i (nil: none).
+// Every product is cut into kernel.Gemm's bands and every sum keeps its blocks, so the
+// values are those of the separate ops (docs/performance.md, "The invertible recipe's
+// step").
+func mlpResBackwardKernel[T kernel.Float](st *mlpResState, x, w1, w2, dy, dx []T, n, d, hid int, then func(i int)) {
 	h, a, dh := st.h.([]T), st.a.([]T), scratch[T](&st.dh, n*hid)
 	g := [4][]T{scratch[T](&st.grads[0], d*hid), scratch[T](&st.grads[1], hid), scratch[T](&st.grads[2], hid*d), scratch[T](&st.grads[3], d)}
-	// as Linear's backward: dA = dy w2^T, then the activation's: dh = dA act'(h)
-	kernel.Gemm(false, true, n, hid, d, 1, dy, d, w2, d, 0, dh, hid)
-	activateGrad(st.act, dh, h, dh)
-	// dx = dy (the skip) + dh w1^T (the branch), added as Gorgonia adds the two parts
-	kernel.Gemm(false, true, n, d, hid, 1, dh, hid, w1, hid, 0, dx, d)
-	kernel.Add(dx, dy, dx)
-	kernel.Gemm(true, false, d, hid, n, 1, x, d, dh, hid, 0, g[0], hid)
-	kernel.ColSum(g[1], dh, &st.ws)
-	kernel.Gemm(true, false, hid, d, n, 1, a, hid, dy, d, 0, g[2], d)
-	kernel.ColSum(g[3], dy, &st.ws)
+	rowBands(n, d*hid, func(lo, hi int, gemm gemmFunc[T]) {
+		m, dhb, dyb, dxb := hi-lo, dh[lo*hid:hi*hid], dy[lo*d:hi*d], dx[lo*d:hi*d]
+		// as Linear's backward: dA = dy w2^T, then the activation's: dh = dA act'(h)
+		gemm(false, true, m, hid, d, 1, dyb, d, w2, d, 0, dhb, hid)
+		activateGrad(st.act, dhb, h[lo*hid:hi*hid], dhb)
+		// dx = dy (the skip) + dh w1^T (the branch), added as Gorgonia adds the two parts
+		gemm(false, true, m, d, hid, 1, dhb, hid, w1, hid, 0, dxb, d)
+		kernel.AddSerial(dxb, dyb, dxb)
+	})
+	part := [2][]T{scratch[T](&st.part[0], hid), scratch[T](&st.part[1], d)}
+	kernel.ParallelFor(2, n*d*hid, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			if i == 0 {
+				kernel.GemmInBands(true, false, d, hid, n, 1, x, d, dh, hid, 0, g[0], hid)
+				kernel.ColSumSerial(g[1], dh, part[0])
+			} else {
+				kernel.GemmInBands(true, false, hid, d, n, 1, a, hid, dy, d, 0, g[2], d)
+				kernel.ColSumSerial(g[3], dy, part[1])
+			}
+			if then != nil {
+				then(i)
+			}
+		}
+	})
 }
 
 // mlpResForwardKernel writes h = x w1 + b1, a = act(h) and y = x + (a w2 + b2), each as
-// Linear (the bias first, the product added to it), the activation and Add compute it.
+// Linear (the bias first, the product added to it), the activation and Add compute it, in
+// one parallel pass over bands of rows.
 func mlpResForwardKernel[T kernel.Float](act Activation, x, w1, b1, w2, b2, h, a, y []T, n, d, hid int) {
-	kernel.FillRows(h, b1)
-	kernel.Gemm(false, false, n, hid, d, 1, x, d, w1, hid, 1, h, hid)
-	activate(act, a, h)
-	kernel.FillRows(y, b2)
-	kernel.Gemm(false, false, n, d, hid, 1, a, hid, w2, d, 1, y, d)
-	kernel.Add(y, x, y)
+	rowBands(n, d*hid, func(lo, hi int, gemm gemmFunc[T]) {
+		m, hb, ab, xb, yb := hi-lo, h[lo*hid:hi*hid], a[lo*hid:hi*hid], x[lo*d:hi*d], y[lo*d:hi*d]
+		kernel.FillRowsSerial(hb, b1)
+		gemm(false, false, m, hid, d, 1, xb, d, w1, hid, 1, hb, hid)
+		activate(act, ab, hb)
+		kernel.FillRowsSerial(yb, b2)
+		gemm(false, false, m, d, hid, 1, ab, hid, w2, d, 1, yb, d)
+		kernel.AddSerial(yb, xb, yb)
+	})
 }
+
+// rowBands calls f(lo, hi, gemm) in parallel on the bands of rows in which kernel.Gemm
+// computes a product of n rows of T with cost multiply-adds per row, gemm being the
+// product f must use on its band's rows to compute Gemm's values bit for bit: GemmSerial
+// on one band of several, Gemm itself when the band is every row.
+func rowBands[T kernel.Float](n, cost int, f func(lo, hi int, gemm gemmFunc[T])) {
+	band := kernel.GemmBand[T](n, cost, 1)
+	if band >= n {
+		f(0, n, kernel.Gemm[T])
+		return
+	}
+	kernel.ParallelFor((n+band-1)/band, band*cost, func(_, lo, hi int) {
+		for b := lo; b < hi; b++ {
+			f(b*band, min(n, (b+1)*band), kernel.GemmSerial[T])
+		}
+	})
+}
+
+// gemmFunc is kernel.Gemm's signature.
+type gemmFunc[T kernel.Float] func(transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int)
 
 // Kept is the number of elements the part keeps beyond its output: the forward's h and a
 // and the backward's dh and weight gradients, which the parts of a sub-block share and the

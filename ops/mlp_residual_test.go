@@ -3,6 +3,7 @@ package ops
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"lipformer/internal/gradcheck"
+	"lipformer/kernel"
 )
 
 // mlpResInputs are random inputs of MLPResidual (x, w1, b1, w2, b2) for n rows of width d
@@ -110,11 +112,22 @@ func TestMLPResidualGradient(t *testing.T) {
 // again in a second run after x changed in place (the backward reads its own run's
 // forward).
 func TestMLPResidualMatchesOps(t *testing.T) {
-	const n, d, hid = 700, 48, 24
+	const n, d, hid = 700, 48, 40 // n d hid above kernel.Gemm's threshold: the products are split
+	assertGemmSplits(t, n, d, hid)
 	for _, act := range []Activation{ActELU, ActMaxMin} {
 		assertFusedMatchesOps(t, func(dt tensor.Dtype, fused bool) (*mlpResGraph, error) {
 			return newMLPResGraph(dt, n, d, hid, fused, act)
 		}, []string{"y", "dx", "dw1", "db1", "dw2", "db2"})
+	}
+}
+
+// assertGemmSplits fails unless kernel.Gemm splits a sub-block's products of n rows,
+// width d and hidden width hid into bands, when there is more than one core to split them
+// over: what the fused ops' bands must reproduce.
+func assertGemmSplits(t *testing.T, n, d, hid int) {
+	t.Helper()
+	if runtime.GOMAXPROCS(0) > 1 && kernel.GemmBand[float32](n, d, hid) == n {
+		t.Fatalf("a (%d, %d) x (%d, %d) product is not split: the test would not see the bands", n, d, d, hid)
 	}
 }
 

@@ -108,7 +108,7 @@ type specMLPState struct {
 	sigma  [2]float64 // the forward's u_i^T W_i v_i, which the backward reuses
 	sn, w  [2]any     // (D, H) and (H, D) []T: c_i W_i / sigma_i and w_i, the same with the gain
 	params [5]any     // []T: the gradients of W1, b1, W2, b2 and s
-	dsn    any        // scratch of the backward: a weight's gradient before its gain
+	dsn    [2]any     // scratch of the backward: each weight's gradient before its gain
 }
 
 // Arity is 10 forward, 12 backward and 2 for a reader (its parameter, dx).
@@ -193,22 +193,22 @@ func specMLPKernel[T kernel.Float](op *specMLPOp, out []T, ts []*tensor.Dense) e
 	}
 	st.bwd.begin()
 	sn, w := [2][]T{st.sn[0].([]T), st.sn[1].([]T)}, [2][]T{st.w[0].([]T), st.w[1].([]T)}
-	mlpResBackwardKernel(&st.mlpResState, v(smX), w[0], w[1], v(smInputs+1), out, n, d, hid)
-	g := st.grads
-	st.params[1], st.params[3] = g[1], g[3]
 	dW := [2][]T{scratch[T](&st.params[0], d*hid), scratch[T](&st.params[2], hid*d)}
-	ds, dsn := scratch[T](&st.params[4], 1), scratch[T](&st.dsn, d*hid)
+	ds, dsn := scratch[T](&st.params[4], 1), [2][]T{scratch[T](&st.dsn[0], d*hid), scratch[T](&st.dsn[1], hid*d)}
 	var parts [2]T
-	for i, sh := range [2]struct {
+	shapes := [2]struct {
 		w, u, v, rows, cols int
 		p                   float64
-	}{{smW1, smU1, smV1, d, hid, 1}, {smW2, smU2, smV2, hid, d, -1}} {
-		gw := g[2*i].([]T) // the gradient of w_i
-		// as HeadScale's backward (parts 1 and 2), then SpectralNormalize's
-		headScaleRows(dsn, gw, s, sh.rows, sh.cols, sh.p)
+	}{{smW1, smU1, smV1, d, hid, 1}, {smW2, smU2, smV2, hid, d, -1}}
+	// weight i's gradient through its gain and normalisation, as HeadScale's backward (parts
+	// 1 and 2), then SpectralNormalize's, in the job that made the gradient of w_i
+	mlpResBackwardKernel(&st.mlpResState, v(smX), w[0], w[1], v(smInputs+1), out, n, d, hid, func(i int) {
+		sh, gw := shapes[i], st.grads[2*i].([]T)
+		headScaleRows(dsn[i], gw, s, sh.rows, sh.cols, sh.p)
 		headScaleGradS(parts[i:i+1], sn[i], gw, s, sh.rows, sh.cols, sh.p)
-		spectralGrad(dW[i], v(sh.w), v(sh.u), v(sh.v), dsn, sh.cols, st.sigma[i], op.c[i])
-	}
+		spectralGrad(dW[i], v(sh.w), v(sh.u), v(sh.v), dsn[i], sh.cols, st.sigma[i], op.c[i])
+	})
+	st.params[1], st.params[3] = st.grads[1], st.grads[3]
 	ds[0] = parts[0] + parts[1] // as Gorgonia sums the two HeadScale gradients of s
 	st.bwd.done()
 	return nil
@@ -222,7 +222,7 @@ func (op *specMLPOp) Kept() int {
 		return 0
 	}
 	st := op.st
-	return st.mlpResState.kept() + scratchLen(st.sn[0], st.sn[1], st.w[0], st.w[1], st.params[0], st.params[2], st.params[4], st.dsn)
+	return st.mlpResState.kept() + scratchLen(st.sn[0], st.sn[1], st.w[0], st.w[1], st.params[0], st.params[2], st.params[4], st.dsn[0], st.dsn[1])
 }
 
 // DiffWRT is true for the inputs of the forward but the power-iteration vectors.

@@ -130,7 +130,8 @@ func TestSpectralMLPResidualGradient(t *testing.T) {
 // MaxMin, in float32 and float64, on rows enough for the products and elementwise kernels
 // to split across goroutines, and again in a second run after x changed in place.
 func TestSpectralMLPResidualMatchesOps(t *testing.T) {
-	const n, d, hid = 700, 48, 24
+	const n, d, hid = 700, 48, 40 // n d hid above kernel.Gemm's threshold: the products are split
+	assertGemmSplits(t, n, d, hid)
 	for _, act := range []Activation{ActELU, ActMaxMin} {
 		assertFusedMatchesOps(t, func(dt tensor.Dtype, fused bool) (*mlpResGraph, error) {
 			return newSpecMLPGraph(dt, n, d, hid, fused, act)

@@ -1,0 +1,101 @@
+package kernel
+
+import (
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+)
+
+// TestAddSerialMatchesLoop: the vector sum equals the scalar loop bit for bit at every
+// length around the vectors' and the unrolled loop's boundaries, in place and not, and at
+// offsets that leave the slices unaligned.
+func TestAddSerialMatchesLoop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 1))
+	for _, n := range []int{0, 1, 7, 8, 9, 31, 32, 33, 40, 63, 64, 65, 1000, 1027} {
+		for _, off := range []int{0, 1, 3} {
+			a, b := make([]float32, n+off), make([]float32, n+off)
+			for i := range a {
+				a[i], b[i] = float32(rng.NormFloat64()*math.Exp(4*rng.NormFloat64())), float32(rng.NormFloat64())
+			}
+			a, b = a[off:], b[off:]
+			want := make([]float32, n)
+			for i := range want {
+				want[i] = a[i] + b[i]
+			}
+			got := make([]float32, n)
+			AddSerial(got, a, b)
+			AddSerial(b, a, b) // y is b
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) || math.Float32bits(b[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("n %d offset %d: element %d is %v (in place %v), want %v", n, off, i, got[i], b[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// TestColSumSerialMatchesColSum: the serial column sums are ColSum's bit for bit (the same
+// blocks of rows, added in the same order) and near the float64 sums, for a row count that
+// ends in a partial block.
+func TestColSumSerialMatchesColSum(t *testing.T) {
+	const n, d = 300, 37
+	rng := rand.New(rand.NewPCG(4, 1))
+	x := make([]float32, n*d)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	var ws Workspace
+	want, got := make([]float32, d), make([]float32, d)
+	ColSum(want, x, &ws)
+	ColSumSerial(got, x, make([]float32, d))
+	for j := range d {
+		ref := 0.0
+		for r := range n {
+			ref += float64(x[r*d+j])
+		}
+		if math.Float32bits(got[j]) != math.Float32bits(want[j]) || math.Abs(float64(got[j])-ref) > 1e-4 {
+			t.Fatalf("column %d: serial %v, ColSum %v, float64 %v", j, got[j], want[j], ref)
+		}
+	}
+}
+
+// TestGemmInBandsMatchesGemm: on a product that Gemm splits, the banded serial product
+// equals Gemm's bit for bit, for every transpose, in both precisions and with beta 1.
+func TestGemmInBandsMatchesGemm(t *testing.T) {
+	const m, n, k = 130, 100, 90
+	if runtime.GOMAXPROCS(0) > 1 && GemmBand[float32](m, n, k) == m {
+		t.Fatalf("a (%d, %d) x (%d, %d) product is not split: the test would not see the bands", m, k, k, n)
+	}
+	rng := rand.New(rand.NewPCG(5, 1))
+	fill := func(n int) []float64 {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = rng.NormFloat64()
+		}
+		return v
+	}
+	for _, ta := range []bool{false, true} {
+		for _, tb := range []bool{false, true} {
+			a, b, c := fill(m*k), fill(k*n), fill(m*n)
+			lda, ldb := k, n
+			if ta {
+				lda = m
+			}
+			if tb {
+				ldb = k
+			}
+			want, got := append([]float64(nil), c...), append([]float64(nil), c...)
+			Gemm(ta, tb, m, n, k, 1, a, lda, b, ldb, 1, want, n)
+			GemmInBands(ta, tb, m, n, k, 1, a, lda, b, ldb, 1, got, n)
+			want32, got32 := f32(c), f32(c)
+			Gemm(ta, tb, m, n, k, 1, f32(a), lda, f32(b), ldb, 1, want32, n)
+			GemmInBands(ta, tb, m, n, k, 1, f32(a), lda, f32(b), ldb, 1, got32, n)
+			for i := range want {
+				if got[i] != want[i] || math.Float32bits(got32[i]) != math.Float32bits(want32[i]) {
+					t.Fatalf("transA=%t transB=%t: element %d is %v and %v in bands, %v and %v by Gemm", ta, tb, i, got[i], got32[i], want[i], want32[i])
+				}
+			}
+		}
+	}
+}
