@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sort"
 
 	"lipformer/kernel"
 )
@@ -75,7 +76,9 @@ func (c AdamConfig) Validate() error {
 //	v <- Beta2*v + (1-Beta2)*g*g
 //	p <- p - lr * (m/(1-Beta1^t)) / (sqrt(v/(1-Beta2^t)) + Eps)
 //
-// in the precision T, in place, without allocating. With AdamConfig.Muon the matrices
+// in the precision T, in place, every element on its own, so that the update can be cut
+// across the cores (kernel.ParallelFor, when the parameters are large enough to be worth
+// it: then the goroutines are its only allocations) without changing a bit. With AdamConfig.Muon the matrices
 // (Param.Rows > 0) take Muon's update instead (muonUpdate), m holding their momentum and v
 // unused, several matrices at once; its products allocate the BLAS's packing buffers. An
 // Adam is not safe for concurrent use.
@@ -86,6 +89,13 @@ type Adam[T Float] struct {
 	steps   int
 	muon    []int            // indices of the parameters Muon updates, when cfg.Muon > 0
 	scratch []muonScratch[T] // one per worker of the Muon updates, grown at the first step
+	// The elementwise updates as one range of elements, cut across the cores: the
+	// parameters that take them, the offset of each in that range (and the total last),
+	// and each one's coefficients at this step.
+	elem   []int
+	offset []int
+	coef   []adamCoeffs[T]
+	keep   []T
 }
 
 // NewAdam returns an optimizer over params with zero moments. Names must be
@@ -106,6 +116,7 @@ func NewAdam[T Float](params []Param[T], cfg AdamConfig) (*Adam[T], error) {
 		v:      make([][]T, len(params)),
 	}
 	seen := make(map[string]bool, len(params))
+	off := 0
 	for i, p := range params {
 		switch {
 		case p.Name == "":
@@ -121,12 +132,18 @@ func NewAdam[T Float](params []Param[T], cfg AdamConfig) (*Adam[T], error) {
 		}
 		if cfg.Muon > 0 && p.Rows > 0 {
 			a.muon = append(a.muon, i)
+		} else {
+			a.offset = append(a.offset, off)
+			a.elem = append(a.elem, i)
+			off += len(p.Value)
 		}
 		seen[p.Name] = true
 		a.params[i] = p
 		a.m[i] = make([]T, len(p.Value))
 		a.v[i] = make([]T, len(p.Value))
 	}
+	a.offset = append(a.offset, off)
+	a.coef, a.keep = make([]adamCoeffs[T], len(a.elem)), make([]T, len(a.elem))
 	return a, nil
 }
 
@@ -138,8 +155,8 @@ func (a *Adam[T]) Config() AdamConfig { return a.cfg }
 func (a *Adam[T]) Steps() int { return a.steps }
 
 // Step applies one update with learning rate lr, which must be finite and
-// non-negative. Without Muon it does not allocate; with it, its matrix products do
-// (about one allocation per product, 15 per matrix).
+// non-negative. Without Muon it allocates nothing but the goroutines of a cut update; with
+// it, its matrix products allocate too (about one allocation per product, 15 per matrix).
 func (a *Adam[T]) Step(lr float64) error {
 	if !(lr >= 0) || math.IsInf(lr, 1) {
 		return fmt.Errorf("adam: learning rate %v is not a finite non-negative number", lr)
@@ -158,21 +175,41 @@ func (a *Adam[T]) Step(lr float64) error {
 	}
 	decayed := T(1 - lr*a.cfg.WeightDecay)
 	a.muonStep(lr * a.cfg.Muon)
-	for i, p := range a.params {
-		if a.cfg.Muon > 0 && p.Rows > 0 {
-			continue
-		}
-		keep := T(1)
+	for j, i := range a.elem {
+		p := a.params[i]
+		a.keep[j] = 1
 		if p.Decay {
-			keep = decayed
+			a.keep[j] = decayed
 		}
-		k.stepSize = T(lr / bc1)
+		a.coef[j] = k
+		a.coef[j].stepSize = T(lr / bc1)
 		if p.LRScale != 0 {
-			k.stepSize = T(lr * p.LRScale / bc1)
+			a.coef[j].stepSize = T(lr * p.LRScale / bc1)
 		}
-		adamUpdate(p.Value, p.Grad, a.m[i], a.v[i], keep, k)
 	}
+	n := a.offset[len(a.elem)]
+	if kernel.Workers(n, adamCost) == 1 {
+		a.updateRange(0, n)
+		return nil
+	}
+	kernel.ParallelFor(n, adamCost, func(_, lo, hi int) { a.updateRange(lo, hi) })
 	return nil
+}
+
+// adamCost is the work of one element's update, in the elements of an elementwise sum
+// that kernel.ParallelFor counts: a square root and a division are dearer than an add.
+const adamCost = 8
+
+// updateRange applies the elementwise update to the elements [lo, hi) of the range that
+// a.offset lays the parameters out in, with this step's coefficients; every element's
+// update is its own, so the values do not depend on how the range is cut.
+func (a *Adam[T]) updateRange(lo, hi int) {
+	j := sort.SearchInts(a.offset, lo+1) - 1
+	for ; j < len(a.elem) && a.offset[j] < hi; j++ {
+		i, o := a.elem[j], a.offset[j]
+		s, e := max(lo, o)-o, min(hi, a.offset[j+1])-o
+		adamUpdate(a.params[i].Value[s:e], a.params[i].Grad[s:e], a.m[i][s:e], a.v[i][s:e], a.keep[j], a.coef[j])
+	}
 }
 
 // muonStep updates the Muon parameters with learning rate lr, as many at once as there are

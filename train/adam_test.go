@@ -1,10 +1,14 @@
 package train
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
+
+	"lipformer/kernel"
 )
 
 // refAdam is an independent float64 transcription of Adam (Kingma & Ba,
@@ -273,5 +277,50 @@ func TestAdamLRScale(t *testing.T) {
 	}
 	if _, err := NewAdam([]Param[float64]{{Name: "w", Value: []float64{1}, Grad: []float64{0}, LRScale: math.NaN()}}, DefaultAdamConfig()); err == nil || !strings.Contains(err.Error(), `"w"`) {
 		t.Errorf("a NaN scale: %v", err)
+	}
+}
+
+// TestAdamCutAcrossCoresMatchesOneCore: with parameters large enough for the update to be
+// cut across the cores, at chunk edges inside parameters of mixed decay and learning-rate
+// scales, every value and moment equals that of the same steps on one core, bit for bit.
+func TestAdamCutAcrossCoresMatchesOneCore(t *testing.T) {
+	sizes := []int{70001, 5, 90003, 3, 40000}
+	run := func(procs int) []Param[float32] {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		rng := rand.New(rand.NewPCG(7, 7))
+		var params []Param[float32]
+		for i, n := range sizes {
+			p := Param[float32]{Name: fmt.Sprint("p", i), Value: make([]float32, n), Grad: make([]float32, n), Decay: i%2 == 0, LRScale: float64(i % 3)}
+			for j := range p.Value {
+				p.Value[j] = float32(rng.NormFloat64())
+			}
+			params = append(params, p)
+		}
+		a, err := NewAdam(params, AdamConfig{Beta1: 0.9, Beta2: 0.99, Eps: 1e-8, WeightDecay: 0.1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if procs > 1 && kernel.Workers(a.offset[len(a.elem)], adamCost) < 2 {
+			t.Fatal("the update is not cut: the test would not see the chunks")
+		}
+		for _, lr := range []float64{1e-2, 3e-3, 1e-3} {
+			fillGrads(rng, params)
+			if err := a.Step(lr); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range params {
+			params[i].Value = append(params[i].Value, a.m[i]...)
+			params[i].Value = append(params[i].Value, a.v[i]...)
+		}
+		return params
+	}
+	one, many := run(1), run(4)
+	for i := range one {
+		for j, v := range one[i].Value {
+			if math.Float32bits(v) != math.Float32bits(many[i].Value[j]) {
+				t.Fatalf("%s: element %d of value, m, v is %v cut across cores, %v on one", one[i].Name, j, many[i].Value[j], v)
+			}
+		}
 	}
 }
