@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/chewxy/hm"
+	"gonum.org/v1/gonum/blas/gonum"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
@@ -266,18 +267,22 @@ func tok2Factors[T kernel.Float](wq, wv, wo, uq, vq, un, vn, bias []T, d, heads,
 	}
 	// M_h and s_h, each head's alone, on the cores; the sums across heads below stay in
 	// head order, so that the bound does not depend on the number of goroutines
+	// M_h's rows gather q_r v one row of W at a time, by gonum's axpy, which rounds each
+	// product and sum once as the scalar loop does
 	kernel.ParallelFor(heads, d*hd*hd, func(_, h0, h1 int) {
+		v64 := make([]float64, hd)
 		for h := h0; h < h1; h++ {
 			lo := h * hd
 			m := b.m[h*hd*hd : (h+1)*hd*hd]
 			for i := range d {
-				q, v := wq[i*d+lo:i*d+lo+hd], wv[i*d+lo:i*d+lo+hd]
+				q := wq[i*d+lo : i*d+lo+hd]
+				for t, vt := range wv[i*d+lo : i*d+lo+hd] {
+					v64[t] = float64(vt)
+				}
 				qv := 0.0
 				for r, qr := range q {
 					qv += float64(qr) * float64(vq[h*hd+r])
-					for t, vt := range v {
-						m[r*hd+t] += float64(qr) * float64(vt)
-					}
+					gonum.Implementation{}.Daxpy(hd, float64(qr), v64, 1, m[r*hd:(r+1)*hd], 1)
 				}
 				b.s[h] += float64(uq[h*d+i]) * qv
 			}

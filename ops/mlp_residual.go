@@ -14,11 +14,15 @@ import (
 // MLPResidual is the residual MLP sub-block y = x + act(x w1 + b1) w2 + b2 as one op, for
 // x (N, D), w1 (D, H), b1 (H), w2 (H, D) and b2 (D), act ELU or MaxMin (H even). It computes what
 // Add(x, Linear(act(Linear(x, b1, w1)), b2, w2)) computes, bit for bit, forward and
-// backward, with one op forward and one backward (and four that hand out the weight
-// gradients) where those take nine and fifteen. It exists for stacks of thin sub-blocks
-// (the invertible recipe's eight MLPs per block), whose step the separate ops' dispatch
-// dominated: and since x feeds only this op, its gradient needs no sum of the skip's and
-// the branch's parts, which Gorgonia adds on one core.
+// backward (in float32 with ELU, when H is a multiple of 8, as in every recipe: otherwise
+// the last elements of a band of rows may take the portable ELU loop in place of the
+// vector kernel, a last bit apart), with one op forward and one backward (and four that
+// hand out the weight gradients) where those take nine and fifteen, and one parallel pass
+// over bands of rows forward and two backward where those hand work to the other cores
+// about ten times. It exists for stacks of thin sub-blocks (the invertible recipe's eight
+// MLPs per block), whose step the separate ops' dispatch dominated: and since x feeds only
+// this op, its gradient needs no sum of the skip's and the branch's parts, which Gorgonia
+// adds on one core.
 func MLPResidual(x, w1, b1, w2, b2 *G.Node, act Activation) (*G.Node, error) {
 	xs, s1, s2 := x.Shape(), w1.Shape(), w2.Shape()
 	if xs.Dims() != 2 || s1.Dims() != 2 || s2.Dims() != 2 || s1[0] != xs[1] || s2[0] != s1[1] || s2[1] != xs[1] ||
