@@ -49,6 +49,12 @@ type Settings struct {
 	// Activation is the invertible architectures' MLP activation (spec.Model.Activation:
 	// "" or elu, maxmin); with maxmin their measurements' names end in "+maxmin".
 	Activation string
+	// LipK > 0 bounds the certified invertible-l2 recipe end to end by LipK
+	// (spec.Model.LipK: a final ball norm and a spectrally normalised head), with the token
+	// table in the ball of radius EmbedRadius when that is > 0 (spec.Model.EmbedRadius);
+	// the measurements' names then end in "+kK" (and "+rR"). Only with Recipe, and only
+	// invertible-l2 takes it.
+	LipK, EmbedRadius float64
 }
 
 // Measurement is one timed program at one configuration: one JSON object of cmd/bench's
@@ -152,6 +158,9 @@ type Job struct {
 func NewJob(p model.Preset, arch spec.Arch, s Settings) Job {
 	in, tg := model.RandomBatch(s.Seed, p.Batch, p.Context, p.Vocab)
 	cfg := p.Config(arch, s.Dtype)
+	if s.Recipe && arch == spec.InvertibleL2 && s.LipK > 0 {
+		cfg.LipK, cfg.EmbedRadius, cfg.Tie = s.LipK, s.EmbedRadius, false
+	}
 	if s.Recipe && (arch == spec.ContractiveL2 || arch == spec.InvertibleL2) {
 		if arch == spec.InvertibleL2 {
 			cfg.Hidden = 0 // the preset's 4D, shared by the sub-blocks
@@ -166,11 +175,18 @@ func NewJob(p model.Preset, arch spec.Arch, s Settings) Job {
 }
 
 // ArchName is the job's architecture as measurements name it: "+recipe" after it for a
-// certified recipe, then "+muon", "+mixK" and "+maxmin" for those settings.
+// certified recipe, then "+kK" and "+rR" for a bound end to end and the token table's
+// ball, and "+muon", "+mixK" and "+maxmin" for those settings.
 func (j Job) ArchName() string {
 	name := j.Cfg.Arch.String()
 	if j.Set.Recipe && (j.Cfg.Arch == spec.ContractiveL2 || j.Cfg.Arch == spec.InvertibleL2) {
 		name += "+recipe"
+	}
+	if j.Cfg.LipK > 0 {
+		name += fmt.Sprintf("+k%g", j.Cfg.LipK)
+	}
+	if j.Cfg.EmbedRadius > 0 {
+		name += fmt.Sprintf("+r%g", j.Cfg.EmbedRadius)
 	}
 	if j.Set.Muon > 0 {
 		name += "+muon"

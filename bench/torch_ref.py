@@ -32,9 +32,15 @@ The options of the certified recipes (spec.Model, spec.Model.WithCertifiedRecipe
                    width hidden, or 4D/m when hidden is 0
   mix              k: first in each block x + X(x), X(x)_t = sum_delta a_delta x_{t-delta} W' + b,
                    a = softmax(taps) over delta < k, W' = c W/s (invertible) or W
+  lip_k            K (invertible-l2 with token2, untied): the final LayerNorm becomes a ball norm
+                   B(x) = u min(1, r/|u|), u = x - mean(x), r = sqrt(D) e^s, s the learned
+                   lnf.logradius (ops.BallNorm), and the head g W/s_W with its own spectral
+                   vectors and g = K / (1 + c)^(sub-blocks) (spec.Model.HeadGain)
+  embed_radius     R (with lip_k): the token table's rows go through the ball norm of radius R
+                   before the look-up (layers.Embedding.Radius)
 
-A checkpoint whose config has any other option (the product bound, ball norms, lip_k,
-embed_radius, dropout, a key the reference does not know) is refused.
+A checkpoint whose config has any other option (the product bound, ball norms before the
+branches, n-byte tokens, dropout, a key the reference does not know) is refused.
 
 The MLP is Linear(D, F), exact GELU, Linear(F, D) with biases; LayerNorm eps 1e-5 (biased
 variance); attention is causal with the diagonal always kept. The loss is the mean
@@ -260,11 +266,11 @@ def mlp_name(k):
 # model.Config's JSON keys; a checkpoint with any other key is refused.
 CONFIG_KEYS = {"arch", "layers", "heads", "width", "hidden", "context", "vocab", "dropout", "norm", "lip_c",
                "dtype", "init_std", "embed_std", "tie", "balance_l2", "l2_bound", "l2_temp", "l2_pos_bias",
-               "mlp_gain", "mlp_blocks", "mix", "ball_radius", "lip_k", "embed_radius", "activation"}
+               "mlp_gain", "mlp_blocks", "mix", "ball_radius", "lip_k", "embed_radius", "activation", "token_bytes"}
 # layers.scalarLR: the learning-rate multiplier of attention's temperatures and position
-# bias, of the MLP gain and of the mixing sub-block's taps.
+# bias, of the MLP gain, of the mixing sub-block's taps and of a ball norm's log radius.
 SCALAR_LR = 10
-SCALAR_SUFFIXES = (".logtemp", ".posbias", ".loggain", ".taps")
+SCALAR_SUFFIXES = (".logtemp", ".posbias", ".loggain", ".taps", ".logradius")
 
 
 def unsupported(cfg):
@@ -273,10 +279,15 @@ def unsupported(cfg):
     if cfg.get("dropout", 0):
         bad.append("dropout %g (the reference has none)" % cfg["dropout"])
     if cfg.get("norm") == "ball":
-        bad.append("norm ball (ball norms)")
-    for k in ("ball_radius", "lip_k", "embed_radius"):
-        if cfg.get(k, 0):
-            bad.append("%s %g" % (k, cfg[k]))
+        bad.append("norm ball (ball norms before the branches)")
+    if cfg.get("token_bytes", 0) > 1:
+        bad.append("token_bytes %d (tokens of several bytes)" % cfg["token_bytes"])
+    lip_k = cfg.get("lip_k", 0)
+    if lip_k and (cfg["arch"] != "invertible-l2" or cfg.get("l2_bound", "kim") != "token2" or cfg.get("tie")):
+        bad.append("lip_k %g with arch %s, l2_bound %s, tie %s (invertible-l2, token2, untied only)" % (
+            lip_k, cfg["arch"], cfg.get("l2_bound", "kim"), cfg.get("tie", False)))
+    if cfg.get("embed_radius", 0) and not lip_k:
+        bad.append("embed_radius %g without lip_k" % cfg["embed_radius"])
     if cfg.get("activation", "") not in ("", "elu", "maxmin"):
         bad.append("activation %s (only elu and maxmin)" % cfg["activation"])
     contractive = cfg["arch"] in ("contractive-l2", "invertible-l2")
@@ -324,6 +335,11 @@ class LM:
         self.mix = cfg.get("mix", 0)
         self.activation = cfg.get("activation", "") or "elu"
         self.tie = bool(cfg.get("tie", False))
+        self.lip_k = cfg.get("lip_k", 0.0)
+        self.embed_radius = cfg.get("embed_radius", 0.0)
+        # spec.Model.SubBlocks and HeadGain: the head's norm that makes the whole map K-Lipschitz
+        self.sub_blocks = self.L * ((1 if self.mix else 0) + 1 + len(self.mlps))
+        self.head_gain = self.lip_k / (1 + self.c) ** self.sub_blocks if self.lip_k else 0.0
         self.phi = phi_inv(self.T)
         self.mask = torch.ones(self.T, self.T, dtype=torch.bool).tril()
         self.params = {}   # name -> leaf tensor with requires_grad
@@ -355,7 +371,10 @@ class LM:
                 s += [(m + ".fc.b", (F_,)), (m + ".proj.b", (D,))]
             if self.norm != "none":
                 s += [(n + ".ln1.gain", (D,)), (n + ".ln1.bias", (D,)), (n + ".ln2.gain", (D,)), (n + ".ln2.bias", (D,))]
-        s += [("lnf.gain", (D,)), ("lnf.bias", (D,))]
+        if self.lip_k:
+            s += [("lnf.logradius", (1,))]
+        else:
+            s += [("lnf.gain", (D,)), ("lnf.bias", (D,))]
         if not self.tie:
             s += [("head.w", (D, V))]
         return s
@@ -373,6 +392,8 @@ class LM:
                 ws += [n + ".mix.proj.w"]
             for mlp in self.mlps:
                 ws += [n + "." + mlp + ".fc.w", n + "." + mlp + ".proj.w"]
+        if self.lip_k:
+            ws += ["head.w"]
         return ws
 
     def power_shapes(self):
@@ -429,6 +450,9 @@ class LM:
                 t = torch.zeros(shape, dtype=self.dtype)
             elif name.endswith(".loggain"):
                 t = torch.full(shape, math.log(self.mlp_gain), dtype=self.dtype)
+            elif name.endswith(".logradius"):  # spec.Model.EffectiveBallRadius
+                rho = self.cfg.get("ball_radius") or self.cfg.get("embed_std") or std
+                t = torch.full(shape, math.log(rho), dtype=self.dtype)
             else:
                 s = std
                 if name in ("tok", "pos"):
@@ -542,6 +566,14 @@ class LM:
             n = names[id(s)]
             largest[n] = max(largest.get(n, 0.0), part)
         return largest
+
+    def ball_norm(self, x, s):
+        """ops.BallNorm: each row centred, then scaled onto the ball of radius sqrt(D) e^s when
+        it lies outside it."""
+        u = x - x.mean(-1, keepdim=True)
+        r = math.sqrt(self.D) * torch.exp(s)
+        norm = u.norm(dim=-1, keepdim=True)
+        return u * torch.where(norm > r, r / norm, torch.ones_like(norm))
 
     def layer_norm(self, x, name):
         return F.layer_norm(x, (self.D,), self.params[name + ".gain"], self.params[name + ".bias"], eps=1e-5)
@@ -664,7 +696,10 @@ class LM:
         """ids (B, T) int64 -> logits (B, T, V)."""
         p = self.params
         T = ids.shape[1]
-        x = p["tok"][ids] + p["pos"][:T]
+        tok = p["tok"]
+        if self.embed_radius:  # a constant radius: s = log(R / sqrt(D))
+            tok = self.ball_norm(tok, torch.tensor(math.log(self.embed_radius / math.sqrt(self.D)), dtype=self.dtype))
+        x = tok[ids] + p["pos"][:T]
         for i in range(self.L):
             n = "h%d" % i
             if self.mix:
@@ -680,6 +715,8 @@ class LM:
             else:
                 x = self.residual(x, n + ".ln1", lambda y: self.attention(n, y))
                 x = self.residual(x, n + ".ln2", lambda y: self.mlp(n, y))
+        if self.lip_k:
+            return self.ball_norm(x, p["lnf.logradius"]) @ self.spectral("head.w", self.head_gain)
         x = self.layer_norm(x, "lnf")
         return x @ (p["tok"].t() if self.tie else p["head.w"])
 

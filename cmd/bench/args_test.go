@@ -46,3 +46,17 @@ func TestRecipeFlag(t *testing.T) {
 		t.Errorf("-mix -1: %v, want an error naming -mix", err)
 	}
 }
+
+// TestLipKFlag: -lip-k and -embed-radius set the plan's bound end to end with -recipe, and
+// are refused by name without it, negative, or -embed-radius without -lip-k.
+func TestLipKFlag(t *testing.T) {
+	o, err := parseFlags([]string{"-recipe", "-lip-k", "10", "-embed-radius", "1"}, io.Discard)
+	if err != nil || o.plan.Set.LipK != 10 || o.plan.Set.EmbedRadius != 1 {
+		t.Errorf("-recipe -lip-k 10 -embed-radius 1: %v, lip-k %v, embed radius %v", err, o.plan.Set.LipK, o.plan.Set.EmbedRadius)
+	}
+	for _, args := range [][]string{{"-lip-k", "10"}, {"-recipe", "-lip-k", "-1"}, {"-recipe", "-embed-radius", "1"}, {"-recipe", "-lip-k", "10", "-embed-radius", "-1"}} {
+		if _, err := parseFlags(args, io.Discard); err == nil || !strings.Contains(err.Error(), "-lip-k") {
+			t.Errorf("%v: %v, want an error naming -lip-k", args, err)
+		}
+	}
+}

@@ -87,6 +87,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Float64Var(&o.plan.Set.Muon, "muon", 0, "train the blocks' matrices with Muon at `s` times the learning rate (train -muon), in Go and in PyTorch; measurements named arch+muon (0: AdamW for all)")
 	fs.IntVar(&o.plan.Set.Mix, "mix", 0, "give every architecture a mixing sub-block of `k` taps in each block (train -mix), in Go and in PyTorch; measurements named arch+mixK (0: none)")
 	fs.StringVar(&o.plan.Set.Activation, "activation", "", "the invertible architectures' MLP activation (train -activation): elu or maxmin, in Go and in PyTorch; measurements named arch+maxmin (default elu)")
+	fs.Float64Var(&o.plan.Set.LipK, "lip-k", 0, "with -recipe, bound invertible-l2 end to end by `K` (train -lip-k: a final ball norm and a spectrally normalised head), in Go and in PyTorch; measurements named arch+recipe+kK (0: per-block bounds only)")
+	fs.Float64Var(&o.plan.Set.EmbedRadius, "embed-radius", 0, "with -lip-k, hold the token table in the ball of radius `r` (train -embed-radius); measurements named ...+rR (0: free embeddings)")
 	fs.BoolVar(&o.plan.Set.Recipe, "recipe", false, "measure contractive-l2 and invertible-l2 as their certified recipes train them (the token2 bound, temperatures, position bias; invertible-l2 with the MLP gain and 8 MLP sub-blocks), named arch+recipe")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object per measurement (and per comparison) instead of a table")
 	fs.BoolVar(&o.torch, "torch", false, "also run bench/torch_ref.py on the same weights and batch: step-0 loss check and Go/PyTorch time ratios")
@@ -142,6 +144,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if _, err := ops.ParseActivation(o.plan.Set.Activation); err != nil {
 		errs = append(errs, "-activation: "+err.Error())
+	}
+	if k, r := o.plan.Set.LipK, o.plan.Set.EmbedRadius; !(k >= 0) || math.IsInf(k, 0) || !(r >= 0) || math.IsInf(r, 0) || (k > 0 && !o.plan.Set.Recipe) || (r > 0 && k == 0) {
+		errs = append(errs, fmt.Sprintf("-lip-k %g and -embed-radius %g: want finite values >= 0, -lip-k only with -recipe and -embed-radius only with -lip-k", k, r))
 	}
 	if o.plan.Set.Mix < 0 {
 		errs = append(errs, fmt.Sprintf("-mix %d, want >= 0 (0: no mixing sub-block)", o.plan.Set.Mix))
