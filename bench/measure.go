@@ -55,6 +55,10 @@ type Settings struct {
 	// the measurements' names then end in "+kK" (and "+rR"). Only with Recipe, and only
 	// invertible-l2 takes it.
 	LipK, EmbedRadius float64
+	// TokenBytes > 1 gives every architecture tokens of TokenBytes bytes (spec.Model.
+	// TokenBytes: a token table row per byte and the bytes before it, an untied head); the
+	// measurements' names then end in "+tkN".
+	TokenBytes int
 }
 
 // Measurement is one timed program at one configuration: one JSON object of cmd/bench's
@@ -168,6 +172,9 @@ func NewJob(p model.Preset, arch spec.Arch, s Settings) Job {
 		cfg = cfg.WithCertifiedRecipe()
 	}
 	cfg.Mix = s.Mix
+	if s.TokenBytes > 1 {
+		cfg.TokenBytes, cfg.Tie = s.TokenBytes, false
+	}
 	if arch.Invertible() {
 		cfg.Activation = s.Activation
 	}
@@ -176,7 +183,7 @@ func NewJob(p model.Preset, arch spec.Arch, s Settings) Job {
 
 // ArchName is the job's architecture as measurements name it: "+recipe" after it for a
 // certified recipe, then "+kK" and "+rR" for a bound end to end and the token table's
-// ball, and "+muon", "+mixK" and "+maxmin" for those settings.
+// ball, and "+muon", "+mixK", "+maxmin" and "+tkN" for those settings.
 func (j Job) ArchName() string {
 	name := j.Cfg.Arch.String()
 	if j.Set.Recipe && (j.Cfg.Arch == spec.ContractiveL2 || j.Cfg.Arch == spec.InvertibleL2) {
@@ -196,6 +203,9 @@ func (j Job) ArchName() string {
 	}
 	if j.Cfg.MLPActivation() == ops.ActMaxMin {
 		name += "+maxmin"
+	}
+	if j.Cfg.TokenBytes > 1 {
+		name += fmt.Sprintf("+tk%d", j.Cfg.TokenBytes)
 	}
 	return name
 }

@@ -38,9 +38,12 @@ The options of the certified recipes (spec.Model, spec.Model.WithCertifiedRecipe
                    vectors and g = K / (1 + c)^(sub-blocks) (spec.Model.HeadGain)
   embed_radius     R (with lip_k): the token table's rows go through the ball norm of radius R
                    before the look-up (layers.Embedding.Radius)
+  token_bytes      n > 1 (untied): the token table has a row per byte and the n - 1 bytes before it
+                   in its sequence, (V + 1)^(n-1) V rows, a byte before the sequence's start
+                   counting as 0 and byte b as b + 1 (spec.Model.TokenRow)
 
 A checkpoint whose config has any other option (the product bound, ball norms before the
-branches, n-byte tokens, dropout, a key the reference does not know) is refused.
+branches, dropout, a key the reference does not know) is refused.
 
 The MLP is Linear(D, F), exact GELU, Linear(F, D) with biases; LayerNorm eps 1e-5 (biased
 variance); attention is causal with the diagonal always kept. The loss is the mean
@@ -280,8 +283,8 @@ def unsupported(cfg):
         bad.append("dropout %g (the reference has none)" % cfg["dropout"])
     if cfg.get("norm") == "ball":
         bad.append("norm ball (ball norms before the branches)")
-    if cfg.get("token_bytes", 0) > 1:
-        bad.append("token_bytes %d (tokens of several bytes)" % cfg["token_bytes"])
+    if cfg.get("token_bytes", 0) > 1 and cfg.get("tie"):
+        bad.append("token_bytes %d with a tied head" % cfg["token_bytes"])
     lip_k = cfg.get("lip_k", 0)
     if lip_k and (cfg["arch"] != "invertible-l2" or cfg.get("l2_bound", "kim") != "token2" or cfg.get("tie")):
         bad.append("lip_k %g with arch %s, l2_bound %s, tie %s (invertible-l2, token2, untied only)" % (
@@ -323,6 +326,8 @@ class LM:
         self.mlps = [mlp_name(k) for k in range(max(cfg.get("mlp_blocks", 0), 1))] if self.invertible else ["mlp"]
         self.F = cfg.get("hidden") or max(4 * self.D // len(self.mlps), 1)
         self.T, self.V = cfg["context"], cfg["vocab"]
+        self.token_bytes = max(cfg.get("token_bytes", 0), 1)
+        self.rows = (self.V + 1) ** (self.token_bytes - 1) * self.V  # spec.Model.TokenRows
         self.kind = {"dp": "dp", "invertible-dp": "dp", "l2-untied": "l2-untied"}.get(self.arch, "l2")
         self.norm = "none" if self.invertible else cfg["norm"]
         self.c = cfg["lip_c"]
@@ -349,7 +354,7 @@ class LM:
     # The names of model.Params and model.Buffers, in checkpoint order, with shapes.
     def param_shapes(self):
         D, F_, V, T, H = self.D, self.F, self.V, self.T, self.H
-        s = [("tok", (V, D)), ("pos", (T, D))]
+        s = [("tok", (self.rows, D)), ("pos", (T, D))]
         for i in range(self.L):
             n = "h%d" % i
             if self.mix:
@@ -699,7 +704,7 @@ class LM:
         tok = p["tok"]
         if self.embed_radius:  # a constant radius: s = log(R / sqrt(D))
             tok = self.ball_norm(tok, torch.tensor(math.log(self.embed_radius / math.sqrt(self.D)), dtype=self.dtype))
-        x = tok[ids] + p["pos"][:T]
+        x = tok[self.token_rows(ids)] + p["pos"][:T]
         for i in range(self.L):
             n = "h%d" % i
             if self.mix:
@@ -719,6 +724,14 @@ class LM:
             return self.ball_norm(x, p["lnf.logradius"]) @ self.spectral("head.w", self.head_gain)
         x = self.layer_norm(x, "lnf")
         return x @ (p["tok"].t() if self.tie else p["head.w"])
+
+    def token_rows(self, ids):
+        """spec.Model.TokenRow of every position of ids (B, T): its byte after its n - 1 bytes
+        before, each + 1 and 0 before the sequence's start, as digits of base V + 1."""
+        r = torch.zeros_like(ids)
+        for k in range(self.token_bytes - 1, 0, -1):
+            r = r * (self.V + 1) + F.pad(ids[:, :-k] + 1, (k, 0)) if k < ids.shape[1] else r * (self.V + 1)
+        return r * self.V + ids
 
     def loss(self, ids, targets):
         t = targets.reshape(-1).clone()

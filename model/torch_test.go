@@ -64,9 +64,10 @@ func tinyPreset(t *testing.T) model.Preset {
 // them; and dp and the invertible recipe with the blocks' matrices stepped by Muon (its
 // Newton-Schulz iteration, step scale and weight decay: a first step does not see the
 // momentum, which train's tests check against a gonum transcription), once with a mixing
-// sub-block of four taps, and once with MaxMin in the MLP branches; and the invertible
-// recipe bounded end to end (lip_k: the final ball norm and the normalised head, with the
-// token table's rows in a ball of about their own norm, so that some are projected).
+// sub-block of four taps, and once with MaxMin in the MLP branches; the invertible recipe
+// bounded end to end (lip_k: the final ball norm and the normalised head, with the token
+// table's rows in a ball of about their own norm, so that some are projected); and dp with
+// three-byte tokens and the bounded recipe with two-byte tokens.
 func TestTorchLossEquality(t *testing.T) {
 	r := torchRunner(t)
 	p := tinyPreset(t)
@@ -82,10 +83,11 @@ func TestTorchLossEquality(t *testing.T) {
 			mix    int
 			act    string
 			lipK   float64
-		}{{spec.DP, false, 0, 0, "", 0}, {spec.L2, false, 0, 0, "", 0}, {spec.InvertibleL2, false, 0, 0, "", 0}, {spec.ContractiveL2, true, 0, 0, "", 0}, {spec.InvertibleL2, true, 0, 0, "", 0},
-			{spec.DP, false, 10, 0, "", 0}, {spec.InvertibleL2, true, 10, 0, "", 0}, {spec.InvertibleL2, true, 10, 4, "", 0}, {spec.InvertibleL2, true, 0, 0, "maxmin", 0},
-			{spec.InvertibleL2, true, 0, 0, "", 10}} {
-			set := bench.Settings{Seed: 7, Dtype: dtype, Steps: 1, Recipe: c.recipe, Muon: c.muon, LipK: c.lipK}
+			tk     int
+		}{{spec.DP, false, 0, 0, "", 0, 0}, {spec.L2, false, 0, 0, "", 0, 0}, {spec.InvertibleL2, false, 0, 0, "", 0, 0}, {spec.ContractiveL2, true, 0, 0, "", 0, 0}, {spec.InvertibleL2, true, 0, 0, "", 0, 0},
+			{spec.DP, false, 10, 0, "", 0, 0}, {spec.InvertibleL2, true, 10, 0, "", 0, 0}, {spec.InvertibleL2, true, 10, 4, "", 0, 0}, {spec.InvertibleL2, true, 0, 0, "maxmin", 0, 0},
+			{spec.InvertibleL2, true, 0, 0, "", 10, 0}, {spec.DP, false, 0, 0, "", 0, 3}, {spec.InvertibleL2, true, 0, 0, "", 10, 2}} {
+			set := bench.Settings{Seed: 7, Dtype: dtype, Steps: 1, Recipe: c.recipe, Muon: c.muon, LipK: c.lipK, TokenBytes: c.tk}
 			if c.lipK > 0 {
 				set.EmbedRadius = 0.08 // the tiny preset's rows: 0.02 sqrt(16)
 			}
@@ -203,7 +205,7 @@ func TestTorchRefusesUnsupported(t *testing.T) {
 	}{
 		{"product", "l2_bound product", spec.ContractiveL2, func(c *spec.Model) { c.L2Bound = ops.BoundProduct }},
 		{"ball", "norm ball", spec.InvertibleL2, func(c *spec.Model) { c.Norm, c.L2Bound = spec.BallPre, ops.BoundTok2 }},
-		{"token_bytes", "token_bytes 2", spec.DP, func(c *spec.Model) { c.TokenBytes, c.Tie = 2, false }},
+		{"dropout", "dropout 0.1", spec.DP, func(c *spec.Model) { c.Dropout = 0.1 }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			j := bench.NewJob(p, c.arch, bench.Settings{Seed: 1, Dtype: spec.Float64})
@@ -273,7 +275,8 @@ func TestTorchPresetsMatch(t *testing.T) {
 // the certified recipes of contractive-l2 and invertible-l2, and the recipes' options
 // alone or with other settings (temperatures under Kim et al.'s bound, temperatures and
 // position bias without a contraction, MLP gain and two MLP sub-blocks on the dp
-// control, the invertible recipe bounded end to end with its token table in a ball), their
+// control, the invertible recipe bounded end to end with its token table in a ball, dp
+// with three-byte tokens), their
 // scalars moved off their initial values (perturbScalars).
 func TestTorchGradients(t *testing.T) {
 	r := torchRunner(t)
@@ -297,6 +300,7 @@ func TestTorchGradients(t *testing.T) {
 		variant{arch: spec.DP, name: "dp+mix", set: func(c *spec.Model) { c.Mix = 3 }},
 		variant{arch: spec.InvertibleL2, recipe: true, name: "invertible-l2-recipe+mix", set: func(c *spec.Model) { c.Mix = 4 }},
 		variant{arch: spec.InvertibleL2, recipe: true, name: "invertible-l2-recipe+k10+r0.08", set: func(c *spec.Model) { c.LipK, c.EmbedRadius, c.Tie = 10, 0.08, false }},
+		variant{arch: spec.DP, name: "dp+tk3", set: func(c *spec.Model) { c.TokenBytes, c.Tie = 3, false }},
 	)
 	type gradCase struct {
 		name string

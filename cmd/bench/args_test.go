@@ -47,6 +47,17 @@ func TestRecipeFlag(t *testing.T) {
 	}
 }
 
+// TestTokenBytesFlag: -token-bytes sets the plan's token bytes, and a negative count is
+// refused by name.
+func TestTokenBytesFlag(t *testing.T) {
+	if o, err := parseFlags([]string{"-token-bytes", "3"}, io.Discard); err != nil || o.plan.Set.TokenBytes != 3 {
+		t.Errorf("-token-bytes 3: %v, token bytes %d", err, o.plan.Set.TokenBytes)
+	}
+	if _, err := parseFlags([]string{"-token-bytes", "-2"}, io.Discard); err == nil || !strings.Contains(err.Error(), "-token-bytes") {
+		t.Errorf("-token-bytes -2: %v, want an error naming -token-bytes", err)
+	}
+}
+
 // TestLipKFlag: -lip-k and -embed-radius set the plan's bound end to end with -recipe, and
 // are refused by name without it, negative, or -embed-radius without -lip-k.
 func TestLipKFlag(t *testing.T) {
