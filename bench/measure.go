@@ -59,6 +59,10 @@ type Settings struct {
 	// TokenBytes: a token table row per byte and the bytes before it, an untied head); the
 	// measurements' names then end in "+tkN".
 	TokenBytes int
+	// Ball puts a ball norm before every branch (spec.BallPre: train -norm ball) in place
+	// of the LayerNorms, or in invertible blocks where they have none; the measurements'
+	// names then end in "+ball".
+	Ball bool
 }
 
 // Measurement is one timed program at one configuration: one JSON object of cmd/bench's
@@ -175,6 +179,9 @@ func NewJob(p model.Preset, arch spec.Arch, s Settings) Job {
 	if s.TokenBytes > 1 {
 		cfg.TokenBytes, cfg.Tie = s.TokenBytes, false
 	}
+	if s.Ball {
+		cfg.Norm = spec.BallPre
+	}
 	if arch.Invertible() {
 		cfg.Activation = s.Activation
 	}
@@ -183,7 +190,7 @@ func NewJob(p model.Preset, arch spec.Arch, s Settings) Job {
 
 // ArchName is the job's architecture as measurements name it: "+recipe" after it for a
 // certified recipe, then "+kK" and "+rR" for a bound end to end and the token table's
-// ball, and "+muon", "+mixK", "+maxmin" and "+tkN" for those settings.
+// ball, and "+muon", "+mixK", "+maxmin", "+tkN" and "+ball" for those settings.
 func (j Job) ArchName() string {
 	name := j.Cfg.Arch.String()
 	if j.Set.Recipe && (j.Cfg.Arch == spec.ContractiveL2 || j.Cfg.Arch == spec.InvertibleL2) {
@@ -206,6 +213,9 @@ func (j Job) ArchName() string {
 	}
 	if j.Cfg.TokenBytes > 1 {
 		name += fmt.Sprintf("+tk%d", j.Cfg.TokenBytes)
+	}
+	if j.Cfg.Norm == spec.BallPre {
+		name += "+ball"
 	}
 	return name
 }

@@ -42,8 +42,12 @@ The options of the certified recipes (spec.Model, spec.Model.WithCertifiedRecipe
                    in its sequence, (V + 1)^(n-1) V rows, a byte before the sequence's start
                    counting as 0 and byte b as b + 1 (spec.Model.TokenRow)
 
-A checkpoint whose config has any other option (the product bound, ball norms before the
-branches, dropout, a key the reference does not know) is refused.
+  norm ball        a ball norm B_k(x) = u min(1, r_k/|u|) before each branch: x + A(B1(x)),
+                   x + M(B2(x)) (every MLP sub-block of an invertible block reads B2), with the
+                   learned log radii n.ball1.logradius and n.ball2.logradius
+
+A checkpoint whose config has any other option (the product bound, dropout, a key the
+reference does not know) is refused.
 
 The MLP is Linear(D, F), exact GELU, Linear(F, D) with biases; LayerNorm eps 1e-5 (biased
 variance); attention is causal with the diagonal always kept. The loss is the mean
@@ -281,8 +285,6 @@ def unsupported(cfg):
     bad = ["config key %r" % k for k in sorted(set(cfg) - CONFIG_KEYS)]
     if cfg.get("dropout", 0):
         bad.append("dropout %g (the reference has none)" % cfg["dropout"])
-    if cfg.get("norm") == "ball":
-        bad.append("norm ball (ball norms before the branches)")
     if cfg.get("token_bytes", 0) > 1 and cfg.get("tie"):
         bad.append("token_bytes %d with a tied head" % cfg["token_bytes"])
     lip_k = cfg.get("lip_k", 0)
@@ -329,7 +331,9 @@ class LM:
         self.token_bytes = max(cfg.get("token_bytes", 0), 1)
         self.rows = (self.V + 1) ** (self.token_bytes - 1) * self.V  # spec.Model.TokenRows
         self.kind = {"dp": "dp", "invertible-dp": "dp", "l2-untied": "l2-untied"}.get(self.arch, "l2")
-        self.norm = "none" if self.invertible else cfg["norm"]
+        # an invertible block has no LayerNorm: norm is "ball" (ball norms before its attention
+        # and MLP branches) or "none"
+        self.norm = cfg["norm"] if cfg["norm"] == "ball" or not self.invertible else "none"
         self.c = cfg["lip_c"]
         self.attn_c = self.c if self.arch in ("contractive-l2", "invertible-l2") else 0.0
         self.bound = cfg.get("l2_bound", "kim")
@@ -374,7 +378,9 @@ class LM:
                 if self.mlp_gain > 0:
                     s += [(m + ".loggain", (1,))]
                 s += [(m + ".fc.b", (F_,)), (m + ".proj.b", (D,))]
-            if self.norm != "none":
+            if self.norm == "ball":
+                s += [(n + ".ball1.logradius", (1,)), (n + ".ball2.logradius", (1,))]
+            elif self.norm != "none":
                 s += [(n + ".ln1.gain", (D,)), (n + ".ln1.bias", (D,)), (n + ".ln2.gain", (D,)), (n + ".ln2.bias", (D,))]
         if self.lip_k:
             s += [("lnf.logradius", (1,))]
@@ -691,6 +697,10 @@ class LM:
         return y @ w + p[n + ".mix.proj.b"]
 
     def residual(self, x, ln, f):
+        """x + f(N(x)) (pre-LN, ball norm), N(x + f(x)) (post-LN) or x + f(x): ln names the
+        sub-block's norm, n.ln1 or n.ln2, whose ball norm is n.ball1 or n.ball2."""
+        if self.norm == "ball":
+            return x + f(self.ball_norm(x, self.params[ln.replace(".ln", ".ball") + ".logradius"]))
         if self.norm == "pre":
             return x + f(self.layer_norm(x, ln))
         if self.norm == "post":
@@ -710,13 +720,16 @@ class LM:
             if self.mix:
                 x = x + self.mixing(n, x)
             if self.invertible:
+                ball = self.norm == "ball"
+                a = self.ball_norm(x, self.params[n + ".ball1.logradius"]) if ball else x
                 if self.kind == "dp":
                     wv, wo = self.spectral(n + ".attn.wv", 1.0), self.spectral(n + ".attn.wo", self.c)
-                    x = x + self.attention(n, x, wv, wo)
+                    x = x + self.attention(n, a, wv, wo)
                 else:
-                    x = x + self.attention(n, x)
+                    x = x + self.attention(n, a)
                 for mlp in self.mlps:
-                    x = x + self.spectral_mlp(n + "." + mlp, x)
+                    m = self.ball_norm(x, self.params[n + ".ball2.logradius"]) if ball else x
+                    x = x + self.spectral_mlp(n + "." + mlp, m)
             else:
                 x = self.residual(x, n + ".ln1", lambda y: self.attention(n, y))
                 x = self.residual(x, n + ".ln2", lambda y: self.mlp(n, y))

@@ -48,8 +48,11 @@ func TestRecipeFlag(t *testing.T) {
 }
 
 // TestTokenBytesFlag: -token-bytes sets the plan's token bytes, and a negative count is
-// refused by name.
+// refused by name; -ball sets the ball norms.
 func TestTokenBytesFlag(t *testing.T) {
+	if o, err := parseFlags([]string{"-ball"}, io.Discard); err != nil || !o.plan.Set.Ball {
+		t.Errorf("-ball: %v, ball %v", err, o.plan.Set.Ball)
+	}
 	if o, err := parseFlags([]string{"-token-bytes", "3"}, io.Discard); err != nil || o.plan.Set.TokenBytes != 3 {
 		t.Errorf("-token-bytes 3: %v, token bytes %d", err, o.plan.Set.TokenBytes)
 	}

@@ -90,6 +90,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Float64Var(&o.plan.Set.LipK, "lip-k", 0, "with -recipe, bound invertible-l2 end to end by `K` (train -lip-k: a final ball norm and a spectrally normalised head), in Go and in PyTorch; measurements named arch+recipe+kK (0: per-block bounds only)")
 	fs.Float64Var(&o.plan.Set.EmbedRadius, "embed-radius", 0, "with -lip-k, hold the token table in the ball of radius `r` (train -embed-radius); measurements named ...+rR (0: free embeddings)")
 	fs.IntVar(&o.plan.Set.TokenBytes, "token-bytes", 0, "give every architecture tokens of `n` bytes (train -token-bytes: a token table row per byte and the n - 1 before it, an untied head), in Go and in PyTorch; measurements named arch+tkN (0 or 1: byte tokens)")
+	fs.BoolVar(&o.plan.Set.Ball, "ball", false, "put a ball norm before every branch of every architecture (train -norm ball), in Go and in PyTorch; measurements named arch+ball (invertible-l2 needs -recipe's token2 bound with it)")
 	fs.BoolVar(&o.plan.Set.Recipe, "recipe", false, "measure contractive-l2 and invertible-l2 as their certified recipes train them (the token2 bound, temperatures, position bias; invertible-l2 with the MLP gain and 8 MLP sub-blocks), named arch+recipe")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object per measurement (and per comparison) instead of a table")
 	fs.BoolVar(&o.torch, "torch", false, "also run bench/torch_ref.py on the same weights and batch: step-0 loss check and Go/PyTorch time ratios")
