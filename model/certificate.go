@@ -108,7 +108,7 @@ func (m *Model) Certificate() (*Certificate, error) {
 	}
 	c.add(final)
 	c.add(m.headFactor())
-	c.TokenDiameter, c.DiameterBound = m.TokenDiameter(), m.Cfg.TokenRows() > exactRows
+	c.TokenDiameter, c.DiameterBound = m.TokenDiameter(), m.distancesBounded()
 	if c.TokenDiameter > 0 { // else every text of a length has the same input, and 0 is right
 		c.LogitRange = c.Tok2 * Bound(c.TokenDiameter)
 	}

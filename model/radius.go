@@ -64,12 +64,16 @@ func (m *Model) RadiusBound() (*RadiusBound, error) {
 // byteDistances computes pair by pair, about a second at width 128.
 const exactRows = 8192
 
+// distancesBounded reports whether the token table has more than exactRows rows, so that
+// byteDistances bounds its distances by TokenBall's radius instead of searching them.
+func (m *Model) distancesBounded() bool { return m.Cfg.TokenRows() > exactRows }
+
 // byteDistances are the smallest and largest distance between two rows of the token table
 // (0 and 0 for a vocabulary of one byte); for a table of more than exactRows rows, 0 and
 // twice TokenBall's radius, a bound of the largest.
 func (m *Model) byteDistances() (nearest, farthest float64) {
 	R, D := m.Cfg.TokenRows(), m.Cfg.Width
-	if R > exactRows {
+	if m.distancesBounded() {
 		_, r := m.TokenBall()
 		return 0, 2 * r
 	}

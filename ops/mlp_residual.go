@@ -157,7 +157,7 @@ func mlpResKernel[T kernel.Float](op *mlpResOp, out []T, ts []*tensor.Dense) err
 func mlpResBackwardKernel[T kernel.Float](st *mlpResState, x, w1, w2, dy, dx []T, n, d, hid int, then func(i int)) {
 	h, a, dh := st.h.([]T), st.a.([]T), scratch[T](&st.dh, n*hid)
 	g := [4][]T{scratch[T](&st.grads[0], d*hid), scratch[T](&st.grads[1], hid), scratch[T](&st.grads[2], hid*d), scratch[T](&st.grads[3], d)}
-	rowBands(n, d*hid, func(lo, hi int, gemm gemmFunc[T]) {
+	rowBands(n, d, hid, func(lo, hi int, gemm gemmFunc[T]) {
 		m, dhb, dyb, dxb := hi-lo, dh[lo*hid:hi*hid], dy[lo*d:hi*d], dx[lo*d:hi*d]
 		// as Linear's backward: dA = dy w2^T, then the activation's: dh = dA act'(h)
 		gemm(false, true, m, hid, d, 1, dyb, d, w2, d, 0, dhb, hid)
@@ -187,7 +187,7 @@ func mlpResBackwardKernel[T kernel.Float](st *mlpResState, x, w1, w2, dy, dx []T
 // Linear (the bias first, the product added to it), the activation and Add compute it, in
 // one parallel pass over bands of rows.
 func mlpResForwardKernel[T kernel.Float](act Activation, x, w1, b1, w2, b2, h, a, y []T, n, d, hid int) {
-	rowBands(n, d*hid, func(lo, hi int, gemm gemmFunc[T]) {
+	rowBands(n, d, hid, func(lo, hi int, gemm gemmFunc[T]) {
 		m, hb, ab, xb, yb := hi-lo, h[lo*hid:hi*hid], a[lo*hid:hi*hid], x[lo*d:hi*d], y[lo*d:hi*d]
 		kernel.FillRowsSerial(hb, b1)
 		gemm(false, false, m, hid, d, 1, xb, d, w1, hid, 1, hb, hid)
@@ -199,16 +199,16 @@ func mlpResForwardKernel[T kernel.Float](act Activation, x, w1, b1, w2, b2, h, a
 }
 
 // rowBands calls f(lo, hi, gemm) in parallel on the bands of rows in which kernel.Gemm
-// computes a product of n rows of T with cost multiply-adds per row, gemm being the
-// product f must use on its band's rows to compute Gemm's values bit for bit: GemmSerial
-// on one band of several, Gemm itself when the band is every row.
-func rowBands[T kernel.Float](n, cost int, f func(lo, hi int, gemm gemmFunc[T])) {
-	band := kernel.GemmBand[T](n, cost, 1)
+// computes the product of n rows of T by a (d, hid) weight (or its transpose: the same
+// bands), gemm being the product f must use on its band's rows to compute Gemm's values
+// bit for bit: GemmSerial on one band of several, Gemm itself when the band is every row.
+func rowBands[T kernel.Float](n, d, hid int, f func(lo, hi int, gemm gemmFunc[T])) {
+	band := kernel.GemmBand[T](n, hid, d)
 	if band >= n {
 		f(0, n, kernel.Gemm[T])
 		return
 	}
-	kernel.ParallelFor((n+band-1)/band, band*cost, func(_, lo, hi int) {
+	kernel.ParallelFor((n+band-1)/band, band*d*hid, func(_, lo, hi int) {
 		for b := lo; b < hi; b++ {
 			f(b*band, min(n, (b+1)*band), kernel.GemmSerial[T])
 		}

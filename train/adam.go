@@ -91,11 +91,11 @@ type Adam[T Float] struct {
 	scratch []muonScratch[T] // one per worker of the Muon updates, grown at the first step
 	// The elementwise updates as one range of elements, cut across the cores: the
 	// parameters that take them, the offset of each in that range (and the total last),
-	// and each one's coefficients at this step.
-	elem   []int
-	offset []int
-	coef   []adamCoeffs[T]
-	keep   []T
+	// this step's coefficients, and each parameter's step size and decay factor.
+	elem       []int
+	offset     []int
+	k          adamCoeffs[T]
+	step, keep []T
 }
 
 // NewAdam returns an optimizer over params with zero moments. Names must be
@@ -143,7 +143,7 @@ func NewAdam[T Float](params []Param[T], cfg AdamConfig) (*Adam[T], error) {
 		a.v[i] = make([]T, len(p.Value))
 	}
 	a.offset = append(a.offset, off)
-	a.coef, a.keep = make([]adamCoeffs[T], len(a.elem)), make([]T, len(a.elem))
+	a.step, a.keep = make([]T, len(a.elem)), make([]T, len(a.elem))
 	return a, nil
 }
 
@@ -165,7 +165,7 @@ func (a *Adam[T]) Step(lr float64) error {
 	t := float64(a.steps)
 	bc1 := 1 - math.Pow(a.cfg.Beta1, t)
 	bc2 := 1 - math.Pow(a.cfg.Beta2, t)
-	k := adamCoeffs[T]{
+	a.k = adamCoeffs[T]{
 		beta1:      T(a.cfg.Beta1),
 		oneMinusB1: T(1 - a.cfg.Beta1),
 		beta2:      T(a.cfg.Beta2),
@@ -181,10 +181,9 @@ func (a *Adam[T]) Step(lr float64) error {
 		if p.Decay {
 			a.keep[j] = decayed
 		}
-		a.coef[j] = k
-		a.coef[j].stepSize = T(lr / bc1)
+		a.step[j] = T(lr / bc1)
 		if p.LRScale != 0 {
-			a.coef[j].stepSize = T(lr * p.LRScale / bc1)
+			a.step[j] = T(lr * p.LRScale / bc1)
 		}
 	}
 	n := a.offset[len(a.elem)]
@@ -208,7 +207,9 @@ func (a *Adam[T]) updateRange(lo, hi int) {
 	for ; j < len(a.elem) && a.offset[j] < hi; j++ {
 		i, o := a.elem[j], a.offset[j]
 		s, e := max(lo, o)-o, min(hi, a.offset[j+1])-o
-		adamUpdate(a.params[i].Value[s:e], a.params[i].Grad[s:e], a.m[i][s:e], a.v[i][s:e], a.keep[j], a.coef[j])
+		k := a.k
+		k.stepSize = a.step[j]
+		adamUpdate(a.params[i].Value[s:e], a.params[i].Grad[s:e], a.m[i][s:e], a.v[i][s:e], a.keep[j], k)
 	}
 }
 
