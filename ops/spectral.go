@@ -139,8 +139,9 @@ func spectralGrad[T kernel.Float](out, w, u, v, dy []T, cols int, sigma, c float
 	}
 	k := inner / sigma
 	for i, ui := range u {
+		a, o, g := k*float64(ui), out[i*cols:][:len(v)], dy[i*cols:][:len(v)]
 		for j, vj := range v {
-			out[i*cols+j] = s * (dy[i*cols+j] - T(k*float64(ui)*float64(vj)))
+			o[j] = s * (g[j] - T(a*float64(vj)))
 		}
 	}
 }

@@ -77,3 +77,33 @@ func TestSpectralNormalizeRejectsANonPositiveEstimate(t *testing.T) {
 		t.Fatal("swapped u and v were accepted")
 	}
 }
+
+// TestSpectralGradMatchesItsFormula: the float32 gradient of c W / sigma equals, bit for
+// bit, (c/sigma) (dy - T(((<dy, W>/sigma) u_i) v_j)) taken element by element in float64,
+// on a (7, 5) weight.
+func TestSpectralGradMatchesItsFormula(t *testing.T) {
+	const rows, cols, c, sigma = 7, 5, 0.9, 1.3
+	f32 := func(seed uint64, n int) []float32 {
+		out := make([]float32, n)
+		for i, x := range gradcheck.Rand(seed, 1, n).Data().([]float64) {
+			out[i] = float32(x)
+		}
+		return out
+	}
+	w, u, v, dy := f32(4, rows*cols), f32(5, rows), f32(6, cols), f32(7, rows*cols)
+	got := make([]float32, rows*cols)
+	spectralGrad(got, w, u, v, dy, cols, sigma, c)
+	var inner float64
+	for i := range dy {
+		inner += float64(dy[i]) * float64(w[i])
+	}
+	k, s := inner/sigma, float32(c/sigma)
+	for i := range rows {
+		for j := range cols {
+			want := s * (dy[i*cols+j] - float32(k*float64(u[i])*float64(v[j])))
+			if got[i*cols+j] != want {
+				t.Fatalf("[%d, %d]: got %.9g, want %.9g", i, j, got[i*cols+j], want)
+			}
+		}
+	}
+}
