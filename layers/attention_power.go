@@ -5,8 +5,10 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/mat"
+	"gorgonia.org/tensor"
 
 	"lipformer/lipschitz"
+	"lipformer/ops"
 )
 
 // AttnPower holds the persistent power-iteration vectors of a tied L2 layer's token-norm
@@ -18,6 +20,50 @@ type AttnPower struct {
 	VQ *Buffer // (H, d)
 	UN *Buffer // (D)
 	VN *Buffer // (D)
+
+	work *powerWeights // PowerIterate's float64 weights, kept from step to step
+}
+
+// powerWeights holds the float64 weights that a layer's power iteration reads, in place of
+// the copies rawBoundWeights allocates: every training step refills them.
+type powerWeights struct {
+	wq, wv []*mat.Dense // (D, d) per head
+	wo, n  *mat.Dense   // (D, D): W^O and N (lipschitz.StackedN)
+}
+
+// load fills w with a's weights before its temperatures, the values of rawBoundWeights,
+// allocating on first use; a is a tied L2 layer.
+func (w *powerWeights) load(a *Attention) {
+	dim := a.WQ.Value.Shape()[0]
+	d := dim / a.Heads
+	if w.wo == nil {
+		w.wq, w.wv = make([]*mat.Dense, a.Heads), make([]*mat.Dense, a.Heads)
+		for h := range a.Heads {
+			w.wq[h], w.wv[h] = mat.NewDense(dim, d, nil), mat.NewDense(dim, d, nil)
+		}
+		w.wo, w.n = mat.NewDense(dim, dim, nil), mat.NewDense(dim, dim, nil)
+	}
+	for h := range a.Heads {
+		headColumns64(w.wq[h].RawMatrix().Data, a.WQ.Value, dim, h*d, d)
+		headColumns64(w.wv[h].RawMatrix().Data, a.WV.Value, dim, h*d, d)
+	}
+	headColumns64(w.wo.RawMatrix().Data, a.WO.Value, dim, 0, dim)
+}
+
+// headColumns64 writes columns from..from+d of t (rows, cols), as float64, into dst (rows, d).
+func headColumns64(dst []float64, t *tensor.Dense, cols, from, d int) {
+	switch v := t.Data().(type) {
+	case []float32:
+		for i := range len(dst) / d {
+			for j, x := range v[i*cols+from : i*cols+from+d] {
+				dst[i*d+j] = float64(x)
+			}
+		}
+	case []float64:
+		for i := range len(dst) / d {
+			copy(dst[i*d:(i+1)*d], v[i*cols+from:i*cols+from+d])
+		}
+	}
 }
 
 // AddPower gives a tied L2 layer the power-iteration vectors of its token-norm bound,
@@ -47,18 +93,25 @@ func (a *Attention) PowerIterate(n int) {
 	if a.Power == nil {
 		return
 	}
-	wq, wv, wo, err := a.rawBoundWeights()
-	if err != nil || !finiteMats(append(append([]*mat.Dense{wo}, wq...), wv...)...) {
+	if a.Kind != ops.L2 {
+		return
+	}
+	if a.Power.work == nil {
+		a.Power.work = new(powerWeights)
+	}
+	w := a.Power.work
+	w.load(a)
+	if !finiteMats(append(append([]*mat.Dense{w.wo}, w.wq...), w.wv...)...) {
 		return
 	}
 	dim := a.WQ.Value.Shape()[0]
 	d := dim / a.Heads
 	uq, vq := a.Power.UQ.Float64s(), a.Power.VQ.Float64s()
 	for h := range a.Heads {
-		powerIterateDense(wq[h], uq[h*dim:(h+1)*dim], vq[h*d:(h+1)*d], n)
+		powerIterateDense(w.wq[h], uq[h*dim:(h+1)*dim], vq[h*d:(h+1)*d], n)
 	}
 	un, vn := a.Power.UN.Float64s(), a.Power.VN.Float64s()
-	powerIterateDense(lipschitz.StackedN(wq, wv, wo), un, vn, n)
+	powerIterateDense(lipschitz.StackedNInto(w.n, w.wq, w.wv, w.wo), un, vn, n)
 	a.Power.UQ.setFloat64s(uq)
 	a.Power.VQ.setFloat64s(vq)
 	a.Power.UN.setFloat64s(un)

@@ -60,13 +60,19 @@ func L2MHABoundInfProductBiased(n int, wq, wv []*mat.Dense, wo *mat.Dense, bias 
 // P Q_h N_h (docs/math.md, "The decomposition every bound uses").
 func StackedN(wq, wv []*mat.Dense, wo *mat.Dense) *mat.Dense {
 	dim := wo.RawMatrix().Rows
+	return StackedNInto(mat.NewDense(dim, dim, nil), wq, wv, wo)
+}
+
+// StackedNInto writes StackedN(wq, wv, wo) into n (D, D) and returns it, with the same
+// values: for a caller that forms N every training step without allocating it anew.
+func StackedNInto(n *mat.Dense, wq, wv []*mat.Dense, wo *mat.Dense) *mat.Dense {
+	dim := wo.RawMatrix().Rows
 	d := dim / len(wq)
-	n := mat.NewDense(dim, dim, nil)
+	m := mat.NewDense(d, d, nil)
 	for h := range wq {
-		var m mat.Dense
 		m.Mul(wq[h].T(), wv[h])
-		m.Scale(1/math.Sqrt(float64(d)), &m)
-		n.Slice(h*d, (h+1)*d, 0, dim).(*mat.Dense).Mul(&m, wo.Slice(h*d, (h+1)*d, 0, dim))
+		m.Scale(1/math.Sqrt(float64(d)), m)
+		n.Slice(h*d, (h+1)*d, 0, dim).(*mat.Dense).Mul(m, wo.Slice(h*d, (h+1)*d, 0, dim))
 	}
 	return n
 }
