@@ -56,9 +56,29 @@ func FillRowsSerial[T Float](y, b []T) {
 	}
 }
 
-// Scale writes y = s x elementwise, on the calling goroutine. y may be x.
+// Scale writes y = s x elementwise, on the calling goroutine: float32 in AVX2 where the
+// processor has it, bit for bit the portable loop's. y may be x.
 func Scale[T Float](y, x []T, s T) {
-	for i, v := range x {
-		y[i] = s * v
+	n := 0
+	if y32, ok := any(y).([]float32); ok {
+		n = scaleVec(y32, any(x).([]float32), any(s).(float32))
+	}
+	xr, yr := x[n:], y[n:len(x)]
+	for i, v := range xr {
+		yr[i] = s * v
+	}
+}
+
+// ScaleWide writes y = x f elementwise, each product taken in float64 and rounded once to
+// T: float32 in AVX2 where the processor has it, bit for bit the portable loop's. y may
+// be x.
+func ScaleWide[T Float](y, x []T, f float64) {
+	n := 0
+	if y32, ok := any(y).([]float32); ok {
+		n = scaleWideVec(y32, any(x).([]float32), f)
+	}
+	xr, yr := x[n:], y[n:len(x)]
+	for i, v := range xr {
+		yr[i] = T(float64(v) * f)
 	}
 }

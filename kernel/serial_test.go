@@ -35,6 +35,38 @@ func TestAddSerialMatchesLoop(t *testing.T) {
 	}
 }
 
+// TestScaleAndScaleWideMatchLoops: Scale and ScaleWide equal their scalar loops bit for bit
+// at lengths around the vectors' boundary, in place and not, at unaligned offsets, with
+// factors whose products round (ScaleWide's once, from float64), overflow and underflow.
+func TestScaleAndScaleWideMatchLoops(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 1))
+	for _, n := range []int{0, 1, 7, 8, 9, 16, 31, 33, 1027} {
+		for _, off := range []int{0, 1, 3} {
+			for _, f := range []float64{0.7310585786300049, -3.3e-7, 1.9e30, 1e-39} {
+				x := make([]float32, n+off)
+				for i := range x {
+					x[i] = float32(rng.NormFloat64() * math.Exp(8*rng.NormFloat64()))
+				}
+				x = x[off:]
+				got, gotWide := make([]float32, n), make([]float32, n)
+				Scale(got, x, float32(f))
+				ScaleWide(gotWide, x, f)
+				in := append([]float32(nil), x...)
+				ScaleWide(in, in, f) // y is x
+				for i, v := range x {
+					want, wantWide := float32(f)*v, float32(float64(v)*f)
+					if math.Float32bits(got[i]) != math.Float32bits(want) {
+						t.Fatalf("Scale n %d offset %d factor %g: element %d is %v, want %v", n, off, f, i, got[i], want)
+					}
+					if math.Float32bits(gotWide[i]) != math.Float32bits(wantWide) || math.Float32bits(in[i]) != math.Float32bits(wantWide) {
+						t.Fatalf("ScaleWide n %d offset %d factor %g: element %d is %v (in place %v), want %v", n, off, f, i, gotWide[i], in[i], wantWide)
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestColSumSerialMatchesColSum: the serial column sums are ColSum's bit for bit (the same
 // blocks of rows, added in the same order) and near the float64 sums, for a row count that
 // ends in a partial block.

@@ -94,10 +94,7 @@ func headScaleRows[T kernel.Float](y, x, s []T, rows, cols int, p float64) {
 	hd := cols / len(s)
 	for i := range rows {
 		for h := range s {
-			xs, ys, fh := x[i*cols+h*hd:][:hd], y[i*cols+h*hd:][:hd], f[h]
-			for j, v := range xs {
-				ys[j] = T(float64(v) * fh)
-			}
+			kernel.ScaleWide(y[i*cols+h*hd:][:hd], x[i*cols+h*hd:][:hd], f[h])
 		}
 	}
 }

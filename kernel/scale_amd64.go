@@ -1,0 +1,35 @@
+package kernel
+
+// scale32AVX2 writes y[i] = s * x[i] for i < n, n a multiple of 8; y may be x.
+//
+//go:noescape
+func scale32AVX2(y, x *float32, s float32, n int)
+
+// scaleWide32AVX2 writes y[i] = float32(float64(x[i]) * f) for i < n, n a multiple of 8;
+// y may be x.
+//
+//go:noescape
+func scaleWide32AVX2(y, x *float32, f float64, n int)
+
+// scaleVec scales the longest prefix of x that is a multiple of 8 floats into y, when the
+// processor has the vector kernels, and returns its length (0 without them).
+func scaleVec(y, x []float32, s float32) int {
+	n := len(x) &^ 7
+	if n == 0 || !vecKernels() {
+		return 0
+	}
+	_ = y[n-1]
+	scale32AVX2(&y[0], &x[0], s, n)
+	return n
+}
+
+// scaleWideVec is scaleVec for ScaleWide's float64 factor.
+func scaleWideVec(y, x []float32, f float64) int {
+	n := len(x) &^ 7
+	if n == 0 || !vecKernels() {
+		return 0
+	}
+	_ = y[n-1]
+	scaleWide32AVX2(&y[0], &x[0], f, n)
+	return n
+}

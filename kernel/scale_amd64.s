@@ -1,0 +1,55 @@
+#include "textflag.h"
+
+// The AVX2 scalings of elementwise.go: eight float32 products per step, each rounded as
+// the scalar loop rounds it, so that results equal the portable loop's bit for bit.
+
+// func scale32AVX2(y, x *float32, s float32, n int)
+// y[i] = s * x[i] for i < n (n a multiple of 8); y may be x.
+TEXT ·scale32AVX2(SB), NOSPLIT, $0-32
+	MOVQ         y+0(FP), DI
+	MOVQ         x+8(FP), SI
+	VBROADCASTSS s+16(FP), Y15
+	MOVQ         n+24(FP), CX
+	SHRQ         $3, CX
+	JZ           scaledone
+
+scaleloop:
+	VMULPS  (SI), Y15, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	DECQ    CX
+	JNZ     scaleloop
+
+scaledone:
+	VZEROUPPER
+	RET
+
+// func scaleWide32AVX2(y, x *float32, f float64, n int)
+// y[i] = float32(float64(x[i]) * f) for i < n (n a multiple of 8); y may be x. The
+// product is taken in float64 and rounded once to float32, as the scalar conversion does.
+TEXT ·scaleWide32AVX2(SB), NOSPLIT, $0-32
+	MOVQ         y+0(FP), DI
+	MOVQ         x+8(FP), SI
+	VBROADCASTSD f+16(FP), Y15
+	MOVQ         n+24(FP), CX
+	SHRQ         $3, CX
+	JZ           widedone
+
+wideloop:
+	VCVTPS2PD  (SI), Y0
+	VCVTPS2PD  16(SI), Y1
+	VMULPD     Y15, Y0, Y0
+	VMULPD     Y15, Y1, Y1
+	VCVTPD2PSY Y0, X0
+	VCVTPD2PSY Y1, X1
+	VMOVUPS    X0, (DI)
+	VMOVUPS    X1, 16(DI)
+	ADDQ       $32, SI
+	ADDQ       $32, DI
+	DECQ       CX
+	JNZ        wideloop
+
+widedone:
+	VZEROUPPER
+	RET
