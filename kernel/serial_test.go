@@ -67,6 +67,40 @@ func TestScaleAndScaleWideMatchLoops(t *testing.T) {
 	}
 }
 
+// TestBilinearMatchesRowByRow: Bilinear equals, bit for bit, its row-by-row definition in
+// float32 and float64, on 7 rows (not a multiple of its four) of a strided W.
+func TestBilinearMatchesRowByRow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 1))
+	const rows, cols, n = 7, 11, 9
+	w, u, v := make([]float64, rows*cols), make([]float64, rows), make([]float64, n)
+	for _, x := range [][]float64{w, u, v} {
+		for i := range x {
+			x[i] = float64(float32(rng.NormFloat64()))
+		}
+	}
+	var want float64
+	for i := range rows {
+		var r float64
+		for j := range n {
+			r += w[i*cols+j] * v[j]
+		}
+		want += u[i] * r
+	}
+	f32 := func(x []float64) []float32 {
+		out := make([]float32, len(x))
+		for i, y := range x {
+			out[i] = float32(y)
+		}
+		return out
+	}
+	if got := Bilinear(w, u, v, cols); got != want {
+		t.Fatalf("float64: %.17g, want %.17g", got, want)
+	}
+	if got := Bilinear(f32(w), f32(u), f32(v), cols); got != want {
+		t.Fatalf("float32: %.17g, want %.17g", got, want)
+	}
+}
+
 // TestColSumSerialMatchesColSum: the serial column sums are ColSum's bit for bit (the same
 // blocks of rows, added in the same order) and near the float64 sums, for a row count that
 // ends in a partial block.

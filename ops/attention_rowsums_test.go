@@ -46,3 +46,28 @@ func TestRowDotsAndRowColSumsMatchLoops(t *testing.T) {
 		}
 	}
 }
+
+// TestRowDots64MatchesLoop: rowDots64 equals, bit for bit, the float64 sums taken one row
+// after another, for 7 rows (not a multiple of four) of a strided float32 matrix with a
+// float64 vector.
+func TestRowDots64MatchesLoop(t *testing.T) {
+	const rows, ld, n = 7, 10, 6
+	a, x := make([]float32, rows*ld), make([]float64, n)
+	for i := range a {
+		a[i] = float32(i%11)*0.43 - 2.1 + float32(i)*1e-3
+	}
+	for j := range x {
+		x[j] = 0.1*float64(j) - 0.77
+	}
+	got := make([]float64, rows)
+	rowDots64(got, a, ld, x)
+	for i := range rows {
+		var want float64
+		for j := range n {
+			want += float64(a[i*ld+j]) * x[j]
+		}
+		if got[i] != want {
+			t.Fatalf("[%d]: got %.17g, want %.17g", i, got[i], want)
+		}
+	}
+}

@@ -238,6 +238,7 @@ type tok2Bound[T kernel.Float] struct {
 	mass                       []float64 // (H): S_h
 	m                          []float64 // (H, hd, hd): M_h
 	s                          []float64 // (H): s_h
+	ov                         []float64 // (D): W^O vn
 	q, sigma                   float64   // sqrt(sum_h k_h^2 s_h^2) and sigma_N
 	bound                      float64
 }
@@ -260,11 +261,8 @@ func tok2Factors[T kernel.Float](wq, wv, wo, uq, vq, un, vn, bias []T, d, heads,
 	}
 	inv := 1 / math.Sqrt(float64(hd))
 	ov := make([]float64, d) // W^O vn
-	for a := range d {
-		for e, o := range wo[a*d : (a+1)*d] {
-			ov[a] += float64(o) * float64(vn[e])
-		}
-	}
+	rowDots64(ov, wo, d, vn)
+	b.ov = ov
 	// M_h and s_h, each head's alone, on the cores; the sums across heads below stay in
 	// head order, so that the bound does not depend on the number of goroutines
 	// M_h's rows gather q_r v one row of W at a time, by gonum's axpy, which rounds each
@@ -339,12 +337,7 @@ func (b tok2Bound[T]) grad(out []T, part int, g float64) {
 		}
 		return
 	}
-	omega := make([]float64, d)
-	for a := range d {
-		for e, o := range b.wo[a*d : (a+1)*d] {
-			omega[a] += float64(o) * float64(b.vn[e])
-		}
-	}
+	omega, dots := b.ov, make([]float64, d) // W^O vn; a head's d row dots
 	for h := range b.s {
 		lo := h * hd
 		switch part {
@@ -353,22 +346,16 @@ func (b tok2Bound[T]) grad(out []T, part int, g float64) {
 			if b.q > 0 {
 				cs = g * b.k[h] * b.k[h] * b.sigma * b.s[h] / b.q
 			}
-			for i := range d {
-				vo := 0.0
-				for t, v := range b.wv[i*d+lo : i*d+lo+hd] {
-					vo += float64(v) * omega[lo+t]
-				}
+			rowDots64(dots, b.wv[lo:], d, omega[lo:lo+hd]) // (W^{V,h} omega_h)_i
+			for i, vo := range dots {
 				row := out[i*d+lo : i*d+lo+hd]
 				for r := range hd {
 					row[r] = T(0 + cs*float64(b.uq[h*d+i])*float64(b.vq[h*hd+r]) + cN*float64(b.un[lo+r])*vo*inv)
 				}
 			}
 		case 1:
-			for i := range d {
-				qu := 0.0
-				for r, q := range b.wq[i*d+lo : i*d+lo+hd] {
-					qu += float64(q) * float64(b.un[lo+r])
-				}
+			rowDots64(dots, b.wq[lo:], d, b.un[lo:lo+hd]) // (W^{Q,h} un_h)_i
+			for i, qu := range dots {
 				row := out[i*d+lo : i*d+lo+hd]
 				for t := range hd {
 					row[t] = T(0 + cN*omega[lo+t]*qu*inv)
@@ -387,5 +374,31 @@ func (b tok2Bound[T]) grad(out []T, part int, g float64) {
 				}
 			}
 		}
+	}
+}
+
+// rowDots64 writes into out the dot products, in float64, of the len(out) rows (stride ld)
+// of a with x (len(x) elements each), each summed left to right; four rows run side by
+// side so that their sums do not wait on each other.
+func rowDots64[T, U kernel.Float](out []float64, a []T, ld int, x []U) {
+	n, i := len(x), 0
+	for ; i+4 <= len(out); i += 4 {
+		a0, a1, a2, a3 := a[i*ld:][:n], a[(i+1)*ld:][:n], a[(i+2)*ld:][:n], a[(i+3)*ld:][:n]
+		var s0, s1, s2, s3 float64
+		for j, xj := range x {
+			y := float64(xj)
+			s0 += float64(a0[j]) * y
+			s1 += float64(a1[j]) * y
+			s2 += float64(a2[j]) * y
+			s3 += float64(a3[j]) * y
+		}
+		out[i], out[i+1], out[i+2], out[i+3] = s0, s1, s2, s3
+	}
+	for ; i < len(out); i++ {
+		var s float64
+		for j, xj := range x {
+			s += float64(a[i*ld+j]) * float64(xj)
+		}
+		out[i] = s
 	}
 }
