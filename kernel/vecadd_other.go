@@ -10,3 +10,6 @@ func scaleVec(y, x []float32, s float32) int { return 0 }
 
 // scaleWideVec scales nothing and returns 0: the portable loop scales everything.
 func scaleWideVec(y, x []float32, f float64) int { return 0 }
+
+// adamVec updates nothing and returns 0: the portable loop updates everything.
+func adamVec(p, g, m, v []float32, s *AdamStep[float32]) int { return 0 }

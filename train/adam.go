@@ -94,7 +94,7 @@ type Adam[T Float] struct {
 	// this step's coefficients, and each parameter's step size and decay factor.
 	elem       []int
 	offset     []int
-	k          adamCoeffs[T]
+	k          kernel.AdamStep[T]
 	step, keep []T
 }
 
@@ -165,13 +165,13 @@ func (a *Adam[T]) Step(lr float64) error {
 	t := float64(a.steps)
 	bc1 := 1 - math.Pow(a.cfg.Beta1, t)
 	bc2 := 1 - math.Pow(a.cfg.Beta2, t)
-	a.k = adamCoeffs[T]{
-		beta1:      T(a.cfg.Beta1),
-		oneMinusB1: T(1 - a.cfg.Beta1),
-		beta2:      T(a.cfg.Beta2),
-		oneMinusB2: T(1 - a.cfg.Beta2),
-		invRootBc2: T(1 / math.Sqrt(bc2)),
-		eps:        T(a.cfg.Eps),
+	a.k = kernel.AdamStep[T]{
+		Beta1:      T(a.cfg.Beta1),
+		OneMinusB1: T(1 - a.cfg.Beta1),
+		Beta2:      T(a.cfg.Beta2),
+		OneMinusB2: T(1 - a.cfg.Beta2),
+		InvRootBc2: T(1 / math.Sqrt(bc2)),
+		Eps:        T(a.cfg.Eps),
 	}
 	decayed := T(1 - lr*a.cfg.WeightDecay)
 	a.muonStep(lr * a.cfg.Muon)
@@ -208,8 +208,8 @@ func (a *Adam[T]) updateRange(lo, hi int) {
 		i, o := a.elem[j], a.offset[j]
 		s, e := max(lo, o)-o, min(hi, a.offset[j+1])-o
 		k := a.k
-		k.stepSize = a.step[j]
-		adamUpdate(a.params[i].Value[s:e], a.params[i].Grad[s:e], a.m[i][s:e], a.v[i][s:e], a.keep[j], k)
+		k.StepSize, k.Keep = a.step[j], a.keep[j]
+		kernel.AdamUpdate(a.params[i].Value[s:e], a.params[i].Grad[s:e], a.m[i][s:e], a.v[i][s:e], k)
 	}
 }
 
@@ -229,27 +229,4 @@ func (a *Adam[T]) muonStep(lr float64) {
 			muonUpdate(a.params[i], a.m[i], lr, a.cfg.WeightDecay, &a.scratch[worker])
 		}
 	})
-}
-
-// adamCoeffs are the per-step scalars of the update, in precision T.
-type adamCoeffs[T Float] struct {
-	beta1, oneMinusB1 T
-	beta2, oneMinusB2 T
-	stepSize          T // lr / (1 - Beta1^t)
-	invRootBc2        T // 1 / sqrt(1 - Beta2^t)
-	eps               T
-}
-
-// adamUpdate updates one parameter p with gradient g and moments m, v, all of
-// equal length; keep is 1 - lr*WeightDecay for decayed parameters, else 1.
-func adamUpdate[T Float](p, g, m, v []T, keep T, k adamCoeffs[T]) {
-	g, m, v = g[:len(p)], m[:len(p)], v[:len(p)]
-	for i := range p {
-		gi := g[i]
-		mi := k.beta1*m[i] + k.oneMinusB1*gi
-		vi := k.beta2*v[i] + k.oneMinusB2*gi*gi
-		m[i], v[i] = mi, vi
-		denom := T(math.Sqrt(float64(vi)))*k.invRootBc2 + k.eps
-		p[i] = keep*p[i] - k.stepSize*mi/denom
-	}
 }
