@@ -63,6 +63,11 @@ type Settings struct {
 	// of the LayerNorms, or in invertible blocks where they have none; the measurements'
 	// names then end in "+ball".
 	Ball bool
+	// L2Bound is the bound that contractive-l2 and invertible-l2 divide by when they are
+	// not measured as their recipes (spec.Model.L2Bound, train -l2-bound); with product or
+	// token2 their measurements' names end in "+product" or "+token2". The recipes divide
+	// by token2.
+	L2Bound ops.BoundForm
 }
 
 // Measurement is one timed program at one configuration: one JSON object of cmd/bench's
@@ -175,6 +180,9 @@ func NewJob(p model.Preset, arch spec.Arch, s Settings) Job {
 		}
 		cfg = cfg.WithCertifiedRecipe()
 	}
+	if !s.Recipe && (arch == spec.ContractiveL2 || arch == spec.InvertibleL2) {
+		cfg.L2Bound = s.L2Bound
+	}
 	cfg.Mix = s.Mix
 	if s.TokenBytes > 1 {
 		cfg.TokenBytes, cfg.Tie = s.TokenBytes, false
@@ -189,12 +197,16 @@ func NewJob(p model.Preset, arch spec.Arch, s Settings) Job {
 }
 
 // ArchName is the job's architecture as measurements name it: "+recipe" after it for a
-// certified recipe, then "+kK" and "+rR" for a bound end to end and the token table's
-// ball, and "+muon", "+mixK", "+maxmin", "+tkN" and "+ball" for those settings.
+// certified recipe or "+product" and "+token2" for those bounds, then "+kK" and "+rR" for
+// a bound end to end and the token table's ball, and "+muon", "+mixK", "+maxmin", "+tkN"
+// and "+ball" for those settings.
 func (j Job) ArchName() string {
 	name := j.Cfg.Arch.String()
 	if j.Set.Recipe && (j.Cfg.Arch == spec.ContractiveL2 || j.Cfg.Arch == spec.InvertibleL2) {
 		name += "+recipe"
+	}
+	if !j.Set.Recipe && j.Set.L2Bound != ops.BoundKim && (j.Cfg.Arch == spec.ContractiveL2 || j.Cfg.Arch == spec.InvertibleL2) {
+		name += "+" + j.Set.L2Bound.String()
 	}
 	if j.Cfg.LipK > 0 {
 		name += fmt.Sprintf("+k%g", j.Cfg.LipK)

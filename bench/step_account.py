@@ -20,7 +20,7 @@ CLASSES = [
     ("runtime: wake-ups, scheduling, GC",
      r"runtime\.(gcBgMarkWorker|gcAssist|mallocgc|futex|schedule|findRunnable|park_m|notesleep|stopm|mcall|usleep|osyield|wakep|startm|goready|newproc|bgsweep|bgscavenge)"),
     ("bounds: power iteration, token2, spectral norms, gains, contraction",
-     r"powerIterate|PowerIterate|lipschitz\.|ops\.tok2|ops\.spectral(Scale|Grad|Kernel|Sigma)|\(\*spectralOp\)|contractOp|headScale|HeadScale|headFactors|l2bound|rawBound|float64sOf"),
+     r"powerIterate|PowerIterate|lipschitz\.|ops\.tok2|ops\.spectral(Scale|Grad|Kernel|Sigma)|\(\*spectralOp\)|contractOp|headScale|HeadScale|headFactors|ops\.l2(Product|Kim|Bound)|ops\.max(Col|Row)Sum|rawBound|float64sOf"),
     ("optimizer: AdamW, clipping, gradients' copies", r"lipformer/train\."),
     ("matrix products (attention's included)",
      r"internal/sgemm|serialBLAS|blas/gonum\.(dgemm|sgemm|Implementation\.[DS]gemm)|kernel\.(Gemm|Sgemm)|netlib|openblas|cblas"),

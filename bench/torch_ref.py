@@ -24,6 +24,9 @@ The options of the certified recipes (spec.Model, spec.Model.WithCertifiedRecipe
                    sqrt(sum_h k_h^2 s_h^2) sigma_N, k_h = 1 + 4 W_0(S_h / e), s_h = uq_h^T W^{Q,h} vq_h
                    and sigma_N = un^T N vn from the fixed buffers pow_uq, pow_vq, pow_un, pow_vn,
                    at the weights before the temperatures; kim (the default) is UB_inf above
+  l2_bound product contractive attention divides by the product bound (ops/l2bound_product.go)
+                   (4 sqrt(d) phiInv + 1) max_e sum_h ||W^{Q,h}^T||_inf sum_r |N_h[r, e]|, at the
+                   weights after the temperatures as kim
   l2_temp          per-head log temperatures s_h: W^{Q,h} e^{s_h} and W^{V,h} e^{-2 s_h}
   l2_pos_bias      head h's logit of row i, column j <= i gains b_h[i - j], and S_h =
                    sum_{delta=1}^{N-1} e^{b_h[delta] - b_h[0]} (N - 1 without it)
@@ -46,8 +49,8 @@ The options of the certified recipes (spec.Model, spec.Model.WithCertifiedRecipe
                    x + M(B2(x)) (every MLP sub-block of an invertible block reads B2), with the
                    learned log radii n.ball1.logradius and n.ball2.logradius
 
-A checkpoint whose config has any other option (the product bound, dropout, a key the
-reference does not know) is refused.
+A checkpoint whose config has any other option (dropout, a key the reference does not
+know) is refused.
 
 The MLP is Linear(D, F), exact GELU, Linear(F, D) with biases; LayerNorm eps 1e-5 (biased
 variance); attention is causal with the diagonal always kept. The loss is the mean
@@ -296,8 +299,8 @@ def unsupported(cfg):
     if cfg.get("activation", "") not in ("", "elu", "maxmin"):
         bad.append("activation %s (only elu and maxmin)" % cfg["activation"])
     contractive = cfg["arch"] in ("contractive-l2", "invertible-l2")
-    if contractive and cfg.get("l2_bound", "kim") not in ("kim", "token2"):
-        bad.append("l2_bound %s (only kim and token2)" % cfg["l2_bound"])
+    if contractive and cfg.get("l2_bound", "kim") not in ("kim", "product", "token2"):
+        bad.append("l2_bound %s (only kim, product and token2)" % cfg["l2_bound"])
     tied = cfg["arch"] in ("l2", "contractive-l2", "invertible-l2")
     for k in ("l2_temp", "l2_pos_bias"):
         if cfg.get(k) and not tied:
@@ -609,6 +612,16 @@ class LM:
         s = a.sum(0).max(1).values  # (H) largest column sum of each head's block
         return k * o * (r * s).max() * v
 
+    def l2_bound_product(self, wq, wv, wo):
+        """ops.L2BoundInfProduct: (4 sqrt(d) phiInv + 1) max_e sum_h ||W^{Q,h}^T||_inf sum_r |N_h[r, e]|,
+        with ||W^{Q,h}^T||_inf the largest column sum of |W^{Q,h}| and N_h the rows h d..(h+1) d of N."""
+        D, H = self.D, self.H
+        d = D // H
+        k = 4 * math.sqrt(d) * self.phi + 1
+        a = wq.abs().view(D, H, d).sum(0).max(1).values  # (H)
+        n = self.stacked_n(wq, wv, wo).abs().view(H, d, D).sum(1)  # (H, D)
+        return k * (a[:, None] * n).sum(0).max()
+
     def head_consts_tok2(self, n):
         """k_h = 1 + 4 W_0(S_h / e) (H), float64: S_h = N - 1, or with a position bias b
         S_h = sum_{delta=1}^{N-1} exp(b_h[delta] - b_h[0]) (lipschitz.BiasMass), N the context."""
@@ -666,7 +679,12 @@ class LM:
         logits = logits.masked_fill(~self.mask[:T, :T], float("-inf"))
         out = (torch.softmax(logits, -1) @ v).transpose(1, 2).reshape(B, T, D) @ wo
         if self.attn_c > 0:
-            ub = self.l2_bound_tok2(a, wq, wv, wo) if self.tok2 else self.l2_bound_inf(tq, tv, wo)
+            if self.tok2:
+                ub = self.l2_bound_tok2(a, wq, wv, wo)
+            elif self.bound == "product":
+                ub = self.l2_bound_product(tq, tv, wo)
+            else:
+                ub = self.l2_bound_inf(tq, tv, wo)
             out = out * torch.clamp(self.attn_c / ub, max=1.0)
         return out
 

@@ -129,13 +129,17 @@ func TestTorchLossEquality(t *testing.T) {
 // TestTorchLossEqualityActiveBound repeats the check with large initial weights, so that
 // the contractive scale min(1, c / UB) is below 1 and its gradient flows to the bound (at
 // the default scale 0.02 the bound is below c and the scale is 1): under Kim et al.'s
-// bound and under the certified recipes (the token2 bound), from the fresh model.
+// bound, the product bound and the certified recipes (the token2 bound), from the fresh
+// model.
 func TestTorchLossEqualityActiveBound(t *testing.T) {
 	r := torchRunner(t)
 	p := tinyPreset(t)
 	for _, arch := range []spec.Arch{spec.ContractiveL2, spec.InvertibleL2} {
-		for _, recipe := range []bool{false, true} {
-			j := bench.NewJob(p, arch, bench.Settings{Seed: 3, Dtype: spec.Float64, Steps: 1, Recipe: recipe})
+		for _, c := range []struct {
+			recipe bool
+			bound  ops.BoundForm
+		}{{false, ops.BoundKim}, {false, ops.BoundProduct}, {true, ops.BoundKim}} {
+			j := bench.NewJob(p, arch, bench.Settings{Seed: 3, Dtype: spec.Float64, Steps: 1, Recipe: c.recipe, L2Bound: c.bound})
 			t.Run(j.ArchName(), func(t *testing.T) {
 				j.Cfg.Std = 0.5
 				m, err := model.New(j.Cfg, j.Set.Seed)
@@ -203,7 +207,6 @@ func TestTorchRefusesUnsupported(t *testing.T) {
 		arch       spec.Arch
 		set        func(*spec.Model)
 	}{
-		{"product", "l2_bound product", spec.ContractiveL2, func(c *spec.Model) { c.L2Bound = ops.BoundProduct }},
 		{"dropout", "dropout 0.1", spec.DP, func(c *spec.Model) { c.Dropout = 0.1 }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -272,7 +275,8 @@ func TestTorchPresetsMatch(t *testing.T) {
 // both precisions, at the default initial scale and at a large one, at which the
 // contractive scale of the L2 attention is active. The models are every architecture,
 // the certified recipes of contractive-l2 and invertible-l2, and the recipes' options
-// alone or with other settings (temperatures under Kim et al.'s bound, temperatures and
+// alone or with other settings (temperatures under Kim et al.'s bound, the product bound
+// with temperatures and on invertible-l2, temperatures and
 // position bias without a contraction, MLP gain and two MLP sub-blocks on the dp
 // control, the invertible recipe bounded end to end with its token table in a ball, dp
 // with three-byte tokens, and both recipes with ball norms before their branches), their
@@ -294,6 +298,8 @@ func TestTorchGradients(t *testing.T) {
 		variant{arch: spec.ContractiveL2, recipe: true},
 		variant{arch: spec.InvertibleL2, recipe: true},
 		variant{arch: spec.ContractiveL2, name: "contractive-l2+temp", set: func(c *spec.Model) { c.L2Temp = true }},
+		variant{arch: spec.ContractiveL2, name: "contractive-l2+product+temp", set: func(c *spec.Model) { c.L2Bound, c.L2Temp = ops.BoundProduct, true }},
+		variant{arch: spec.InvertibleL2, name: "invertible-l2+product", set: func(c *spec.Model) { c.L2Bound = ops.BoundProduct }},
 		variant{arch: spec.L2, name: "l2+temp+posbias", set: func(c *spec.Model) { c.L2Temp, c.L2PosBias = true, true }},
 		variant{arch: spec.InvertibleDP, name: "invertible-dp+gain+2mlps", set: func(c *spec.Model) { c.MLPGain, c.MLPBlocks = 4, 2 }},
 		variant{arch: spec.DP, name: "dp+mix", set: func(c *spec.Model) { c.Mix = 3 }},

@@ -98,36 +98,59 @@ func l2Bound(wq, wv, wo *G.Node, heads int, phiInv float64, form BoundForm) (*G.
 	return G.ApplyOp(newL2BoundOp(heads, phiInv, form, -1), wq, wv, wo)
 }
 
-// l2BoundOp is an L2 bound (part -1) or its gradient with respect to input part, taking
-// (wq, wv, wo, g).
+// l2BoundOp is an L2 bound (part -1) or its gradient with respect to input part, which
+// takes (wq, wv, wo, the bound, g): the bound only so that it runs after the bound of the
+// same run. As tok2Op's, a differentiated bound shares an l2BoundState with its gradient
+// ops (see saved): it keeps its factors there, and each gradient op reuses them if the
+// bound wrote them since that op's last run, and recomputes them otherwise.
 type l2BoundOp struct {
 	baseOp
 	heads  int
 	phiInv float64
 	form   BoundForm
 	part   int
+	st     *l2BoundState // shared by a differentiated bound and its gradient ops
+	read   reader        // gradient: the last factors it took
+}
+
+// l2BoundState holds the factors (a boundFactors of the inputs' element type) of a bound's
+// last run.
+type l2BoundState struct {
+	factors any
+	done    saved
 }
 
 func newL2BoundOp(heads int, phiInv float64, form BoundForm, part int) *l2BoundOp {
-	return &l2BoundOp{baseOp{name: fmt.Sprintf("L2BoundInf{H=%d,phiInv=%g,form=%v,part=%d}", heads, phiInv, form, part)}, heads, phiInv, form, part}
+	return &l2BoundOp{baseOp: baseOp{name: fmt.Sprintf("L2BoundInf{H=%d,phiInv=%g,form=%v,part=%d}", heads, phiInv, form, part)}, heads: heads, phiInv: phiInv, form: form, part: part}
 }
 
-// Arity is 3 forward, 4 backward.
+// gradOp returns the gradient op of part of the bound op, sharing op's state, in which op
+// then keeps its factors.
+func (op *l2BoundOp) gradOp(part int) *l2BoundOp {
+	if op.st == nil {
+		op.st = &l2BoundState{}
+	}
+	back := newL2BoundOp(op.heads, op.phiInv, op.form, part)
+	back.st = op.st
+	return back
+}
+
+// Arity is 3 forward, 5 backward.
 func (op *l2BoundOp) Arity() int {
 	if op.part < 0 {
 		return 3
 	}
-	return 4
+	return 5
 }
 
-// Type maps three matrices to a scalar, or three matrices and a scalar to a matrix.
+// Type maps three matrices to a scalar, or three matrices and two scalars to a matrix.
 func (op *l2BoundOp) Type() hm.Type {
 	a := hm.TypeVariable('a')
 	m := G.TensorType{Dims: 2, Of: a}
 	if op.part < 0 {
 		return hm.NewFnType(m, m, m, a)
 	}
-	return hm.NewFnType(m, m, m, a, m)
+	return hm.NewFnType(m, m, m, a, a, m)
 }
 
 // InferShape is a scalar forward and (D, D) backward.
@@ -151,7 +174,7 @@ func (op *l2BoundOp) Do(in ...G.Value) (G.Value, error) {
 	g := 0.0
 	if op.part >= 0 {
 		var err error
-		if g, err = scalar(in[3]); err != nil {
+		if g, err = scalar(in[4]); err != nil {
 			return nil, fmt.Errorf("%s: %w", op.name, err)
 		}
 	}
@@ -168,20 +191,41 @@ func (op *l2BoundOp) Do(in ...G.Value) (G.Value, error) {
 // gradient with respect to w[op.part] in the kept buffer.
 func l2BoundDo[T kernel.Float](op *l2BoundOp, w []*tensor.Dense, in []G.Value, g float64) (G.Value, error) {
 	wq, wv, wo, d := data[T](w[0]), data[T](w[1]), data[T](w[2]), w[0].Shape()[0]
-	var f boundFactors[T]
-	switch op.form {
-	case BoundProduct:
-		f = l2ProductFactors(wq, wv, wo, d, op.heads, op.phiInv)
-	case BoundKim:
-		f = l2BoundFactors(wq, wv, wo, d, op.heads, op.phiInv)
-	default:
+	factors := func() (boundFactors[T], error) {
+		switch op.form {
+		case BoundProduct:
+			return l2ProductFactors(wq, wv, wo, d, op.heads, op.phiInv), nil
+		case BoundKim:
+			return l2BoundFactors(wq, wv, wo, d, op.heads, op.phiInv), nil
+		}
 		return nil, fmt.Errorf("%s: the op computes the kim and product bounds, not %v", op.name, op.form)
 	}
 	if op.part < 0 {
+		f, err := factors()
+		if err != nil {
+			return nil, err
+		}
+		if op.st != nil {
+			op.st.done.begin()
+			op.st.factors = f
+			op.st.done.done()
+		}
 		if w[0].Dtype() == tensor.Float32 {
 			return G.NewF32(float32(f.value())), nil
 		}
 		return G.NewF64(f.value()), nil
+	}
+	var f boundFactors[T]
+	if op.st != nil && op.read.take(&op.st.done) {
+		if kept, ok := op.st.factors.(boundFactors[T]); ok { // the bound's inputs are this op's: read them from here
+			f = kept.at(wq, wv, wo)
+		}
+	}
+	if f == nil {
+		var err error
+		if f, err = factors(); err != nil {
+			return nil, err
+		}
 	}
 	out := op.out.get(nil, w[0].Dtype(), w[0].Shape(), in)
 	f.grad(data[T](out), op.part, g)
@@ -193,17 +237,19 @@ type boundFactors[T kernel.Float] interface {
 	value() float64
 	// grad writes g times the subgradient with respect to wq (0), wv (1) or wo (2) into out.
 	grad(out []T, part int, g float64)
+	// at is the factors reading the weights (of the same values) from wq, wv and wo.
+	at(wq, wv, wo []T) boundFactors[T]
 }
 
 // DiffWRT is true for the three weights.
 func (op *l2BoundOp) DiffWRT(int) []bool { return []bool{true, true, true} }
 
-// SymDiff applies the three gradient ops.
+// SymDiff applies the three gradient ops to the inputs, the bound and its gradient.
 func (op *l2BoundOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
 	ds := make(G.Nodes, 3)
 	for i := range ds {
 		var err error
-		if ds[i], err = G.ApplyOp(newL2BoundOp(op.heads, op.phiInv, op.form, i), in[0], in[1], in[2], grad); err != nil {
+		if ds[i], err = G.ApplyOp(op.gradOp(i), in[0], in[1], in[2], out, grad); err != nil {
 			return nil, err
 		}
 	}
@@ -227,6 +273,12 @@ type l2KimBound[T kernel.Float] struct {
 
 // value is the bound.
 func (b l2KimBound[T]) value() float64 { return b.bound }
+
+// at is b reading wq, wv and wo.
+func (b l2KimBound[T]) at(wq, wv, wo []T) boundFactors[T] {
+	b.wq, b.wv, b.wo = wq, wv, wo
+	return b
+}
 
 // l2BoundFactors evaluates Kim et al.'s bound for (D, D) weights.
 func l2BoundFactors[T kernel.Float](wq, wv, wo []T, d, heads int, phiInv float64) l2KimBound[T] {

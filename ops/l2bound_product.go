@@ -3,6 +3,8 @@ package ops
 import (
 	"math"
 
+	"gonum.org/v1/gonum/blas/gonum"
+
 	"lipformer/kernel"
 )
 
@@ -27,15 +29,22 @@ func l2ProductFactors[T kernel.Float](wq, wv, wo []T, d, heads int, phiInv float
 		m: make([]float64, heads*hd*hd), a: make([]float64, heads), aCol: make([]int, heads)}
 	inv := 1 / math.Sqrt(float64(hd))
 	n := make([]float64, d*d) // (D, D): row h*hd+r is N_h's row r
+	// M_h's rows gather q_r v one row of W at a time, and N_h's rows c W^O's rows, by gonum's
+	// axpy, which rounds each product and sum once as a scalar loop does
+	v64, wo64 := make([]float64, hd), make([]float64, d*d)
+	for i, o := range wo {
+		wo64[i] = float64(o)
+	}
+	axpy := gonum.Implementation{}.Daxpy
 	for h := range heads {
 		b.a[h], b.aCol[h] = maxColSum(wq, d, h*hd, (h+1)*hd)
 		m := b.m[h*hd*hd : (h+1)*hd*hd]
 		for i := range d {
-			q, v := wq[i*d+h*hd:i*d+(h+1)*hd], wv[i*d+h*hd:i*d+(h+1)*hd]
-			for r, qr := range q {
-				for s, vs := range v {
-					m[r*hd+s] += float64(qr) * float64(vs)
-				}
+			for s, vs := range wv[i*d+h*hd : i*d+(h+1)*hd] {
+				v64[s] = float64(vs)
+			}
+			for r, qr := range wq[i*d+h*hd : i*d+(h+1)*hd] {
+				axpy(hd, float64(qr), v64, 1, m[r*hd:(r+1)*hd], 1)
 			}
 		}
 		for r := range hd {
@@ -43,9 +52,17 @@ func l2ProductFactors[T kernel.Float](wq, wv, wo []T, d, heads int, phiInv float
 			for s := range hd {
 				c := m[r*hd+s] * inv
 				m[r*hd+s] = c
-				for e, o := range wo[(h*hd+s)*d : (h*hd+s+1)*d] {
-					row[e] += c * float64(o)
-				}
+				axpy(d, c, wo64[(h*hd+s)*d:(h*hd+s+1)*d], 1, row, 1)
+			}
+		}
+	}
+	// sum_r |N_h[r, e]| for every head and column, each summed over r in order, a row at a time
+	abs := make([]float64, heads*d) // (H, D)
+	for h := range heads {
+		sums := abs[h*d : (h+1)*d]
+		for r := range hd {
+			for e, x := range n[(h*hd+r)*d : (h*hd+r+1)*d] {
+				sums[e] += math.Abs(x)
 			}
 		}
 	}
@@ -53,11 +70,7 @@ func l2ProductFactors[T kernel.Float](wq, wv, wo []T, d, heads int, phiInv float
 	for e := range d {
 		sum := 0.0
 		for h := range heads {
-			s := 0.0
-			for r := range hd {
-				s += math.Abs(n[(h*hd+r)*d+e])
-			}
-			sum += b.a[h] * s
+			sum += b.a[h] * abs[h*d+e]
 		}
 		if sum > b.bound {
 			b.e, b.bound = e, sum
@@ -73,6 +86,12 @@ func l2ProductFactors[T kernel.Float](wq, wv, wo []T, d, heads int, phiInv float
 
 // value is the bound.
 func (b l2ProductBound[T]) value() float64 { return b.bound }
+
+// at is b reading wq, wv and wo.
+func (b l2ProductBound[T]) at(wq, wv, wo []T) boundFactors[T] {
+	b.wq, b.wv, b.wo = wq, wv, wo
+	return b
+}
 
 // grad writes g times the subgradient of the bound with respect to wq (0), wv (1) or wo (2)
 // into out (D, D). With sigma_{h,r} = a_h sign(N_h[r, e*]), w = W^{O,h}[:, e*] and

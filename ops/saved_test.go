@@ -191,3 +191,40 @@ func TestL2BoundTok2GradientOfALaterRun(t *testing.T) {
 func tok2GradArgs(in []G.Value, out, g G.Value) []G.Value {
 	return append(append([]G.Value{}, in...), out, g)
 }
+
+// TestL2BoundGradientOfALaterRun: the gradient ops of Kim et al.'s and the product bound
+// reuse the factors of their bound's run, with exactly the gradient that recomputed factors
+// give; after the weights are overwritten in place and the gradient ops run again without
+// their bound, they recompute, and match a fresh op and central differences.
+func TestL2BoundGradientOfALaterRun(t *testing.T) {
+	const h = 2
+	for _, form := range []BoundForm{BoundKim, BoundProduct} {
+		w := []*tensor.Dense{gradcheck.Rand(120, 1, 6, 6), gradcheck.Rand(121, 1, 6, 6), gradcheck.Rand(122, 1, 6, 6)}
+		in := []G.Value{w[0], w[1], w[2]}
+		g := G.NewF64(0.7)
+		fwd := newL2BoundOp(h, 1.3, form, -1)
+		var grads [3]*l2BoundOp
+		for part := range grads {
+			grads[part] = fwd.gradOp(part) // as SymDiff does, before any run
+		}
+		out := do(t, fwd, in...)
+		args := func() []G.Value { return append(append([]G.Value{}, in...), out, g) }
+		for part, op := range grads {
+			got := toF64(do(t, op, args()...))
+			if op.read.seen != fwd.st.done.gen {
+				t.Fatalf("%v part %d did not reuse the factors of the bound's run", form, part)
+			}
+			want := toF64(do(t, newL2BoundOp(h, 1.3, form, part), args()...))
+			assertClose(t, fmt.Sprintf("%v part %d kept", form, part), got, [][]float64{want}, 0)
+		}
+		overwrite(t, w[1], gradcheck.Rand(123, 1, 6, 6))
+		for part, op := range grads {
+			got := toF64(do(t, op, args()...))
+			want := toF64(do(t, newL2BoundOp(h, 1.3, form, part), args()...))
+			assertClose(t, fmt.Sprintf("%v part %d", form, part), got, [][]float64{want}, 0)
+			assertDirectional(t, fmt.Sprintf("%v part %d", form, part), w[part], gradcheck.Rand(uint64(124+part), 1, 6, 6), got, func() float64 {
+				return 0.7 * toF64(do(t, newL2BoundOp(h, 1.3, form, -1), in...))[0]
+			})
+		}
+	}
+}

@@ -6,7 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"lipformer/bench"
 	"lipformer/internal/clitest"
+	"lipformer/model"
+	"lipformer/ops"
+	"lipformer/spec"
 )
 
 // TestHelpAndExtraArguments: -h and -help print the usage alone, and positional arguments
@@ -58,6 +62,30 @@ func TestTokenBytesFlag(t *testing.T) {
 	}
 	if _, err := parseFlags([]string{"-token-bytes", "-2"}, io.Discard); err == nil || !strings.Contains(err.Error(), "-token-bytes") {
 		t.Errorf("-token-bytes -2: %v, want an error naming -token-bytes", err)
+	}
+}
+
+// TestL2BoundFlag: -l2-bound sets the plan's bound, names it in the measurements of the
+// contractive architectures only, and is refused by name with -recipe or when unknown.
+func TestL2BoundFlag(t *testing.T) {
+	o, err := parseFlags([]string{"-l2-bound", "product"}, io.Discard)
+	if err != nil || o.plan.Set.L2Bound != ops.BoundProduct {
+		t.Fatalf("-l2-bound product: %v, bound %v", err, o.plan.Set.L2Bound)
+	}
+	p, err := model.FindPresets("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for arch, want := range map[spec.Arch]string{spec.ContractiveL2: "contractive-l2+product", spec.InvertibleL2: "invertible-l2+product", spec.L2: "l2", spec.DP: "dp"} {
+		j := bench.NewJob(p[0], arch, o.plan.Set)
+		if j.ArchName() != want || (arch.TiedL2() && arch != spec.L2) != (j.Cfg.L2Bound == ops.BoundProduct) {
+			t.Errorf("%v: named %s with bound %v, want %s", arch, j.ArchName(), j.Cfg.L2Bound, want)
+		}
+	}
+	for _, args := range [][]string{{"-recipe", "-l2-bound", "product"}, {"-l2-bound", "spectral"}} {
+		if _, err := parseFlags(args, io.Discard); err == nil || !strings.Contains(err.Error(), "l2-bound") {
+			t.Errorf("%v: %v, want an error naming -l2-bound", args, err)
+		}
 	}
 }
 

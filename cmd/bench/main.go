@@ -91,6 +91,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Float64Var(&o.plan.Set.EmbedRadius, "embed-radius", 0, "with -lip-k, hold the token table in the ball of radius `r` (train -embed-radius); measurements named ...+rR (0: free embeddings)")
 	fs.IntVar(&o.plan.Set.TokenBytes, "token-bytes", 0, "give every architecture tokens of `n` bytes (train -token-bytes: a token table row per byte and the n - 1 before it, an untied head), in Go and in PyTorch; measurements named arch+tkN (0 or 1: byte tokens)")
 	fs.BoolVar(&o.plan.Set.Ball, "ball", false, "put a ball norm before every branch of every architecture (train -norm ball), in Go and in PyTorch; measurements named arch+ball (invertible-l2 needs -recipe's token2 bound with it)")
+	fs.TextVar(&o.plan.Set.L2Bound, "l2-bound", ops.BoundKim, "the `bound` contractive-l2 and invertible-l2 divide by without -recipe (train -l2-bound): kim, product or token2, in Go and in PyTorch; measurements named arch+product, arch+token2")
 	fs.BoolVar(&o.plan.Set.Recipe, "recipe", false, "measure contractive-l2 and invertible-l2 as their certified recipes train them (the token2 bound, temperatures, position bias; invertible-l2 with the MLP gain and 8 MLP sub-blocks), named arch+recipe")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object per measurement (and per comparison) instead of a table")
 	fs.BoolVar(&o.torch, "torch", false, "also run bench/torch_ref.py on the same weights and batch: step-0 loss check and Go/PyTorch time ratios")
@@ -149,6 +150,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if k, r := o.plan.Set.LipK, o.plan.Set.EmbedRadius; !(k >= 0) || math.IsInf(k, 0) || !(r >= 0) || math.IsInf(r, 0) || (k > 0 && !o.plan.Set.Recipe) || (r > 0 && k == 0) {
 		errs = append(errs, fmt.Sprintf("-lip-k %g and -embed-radius %g: want finite values >= 0, -lip-k only with -recipe and -embed-radius only with -lip-k", k, r))
+	}
+	if o.plan.Set.Recipe && o.plan.Set.L2Bound != ops.BoundKim {
+		errs = append(errs, fmt.Sprintf("-l2-bound %v with -recipe: the recipes divide by token2 (leave -l2-bound out)", o.plan.Set.L2Bound))
 	}
 	if n := o.plan.Set.TokenBytes; n < 0 || n > 8 {
 		errs = append(errs, fmt.Sprintf("-token-bytes %d, want 0 to 8 (0 or 1: byte tokens)", n))
