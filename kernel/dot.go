@@ -10,32 +10,69 @@ func Dot[T Float](a, b []T) float64 {
 }
 
 // Bilinear is u^T W v for a row-major W (len(u), cols) and v (cols), accumulated in
-// float64: each row's W_i v summed left to right, then u_i W_i v added row after row. Four
-// rows' sums run side by side, so that they do not wait on each other.
+// float64: each row's W_i v summed left to right (MatVec64, four rows at a time), then
+// u_i W_i v added row after row.
 func Bilinear[T Float](w, u, v []T, cols int) float64 {
 	var s float64
-	i := 0
-	for ; i+4 <= len(u); i += 4 {
-		w0, w1, w2, w3 := w[i*cols:][:len(v)], w[(i+1)*cols:][:len(v)], w[(i+2)*cols:][:len(v)], w[(i+3)*cols:][:len(v)]
-		var r0, r1, r2, r3 float64
-		for j, vj := range v {
-			x := float64(vj)
-			r0 += float64(w0[j]) * x
-			r1 += float64(w1[j]) * x
-			r2 += float64(w2[j]) * x
-			r3 += float64(w3[j]) * x
+	var r [4]float64
+	for i := 0; i < len(u); i += len(r) {
+		k := min(len(r), len(u)-i)
+		MatVec64(r[:k], w[i*cols:], cols, v)
+		for j, x := range r[:k] {
+			s += float64(u[i+j]) * x
 		}
-		s += float64(u[i]) * r0
-		s += float64(u[i+1]) * r1
-		s += float64(u[i+2]) * r2
-		s += float64(u[i+3]) * r3
-	}
-	for ; i < len(u); i++ {
-		var r float64
-		for j, vj := range v {
-			r += float64(w[i*cols+j]) * float64(vj)
-		}
-		s += float64(u[i]) * r
 	}
 	return s
+}
+
+// PairDots writes into out the dot products of the first n elements of the len(out) rows
+// (stride ld) of a and b, row i of a with row i of b, each summed left to right in T;
+// four rows run side by side so that their sums do not wait on each other.
+func PairDots[T Float](out, a, b []T, ld, n int) {
+	i := 0
+	for ; i+4 <= len(out); i += 4 {
+		a0, a1, a2, a3 := a[i*ld:][:n], a[(i+1)*ld:][:n], a[(i+2)*ld:][:n], a[(i+3)*ld:][:n]
+		b0, b1, b2, b3 := b[i*ld:][:n], b[(i+1)*ld:][:n], b[(i+2)*ld:][:n], b[(i+3)*ld:][:n]
+		var s0, s1, s2, s3 T
+		for j, v := range a0 {
+			s0 += v * b0[j]
+			s1 += a1[j] * b1[j]
+			s2 += a2[j] * b2[j]
+			s3 += a3[j] * b3[j]
+		}
+		out[i], out[i+1], out[i+2], out[i+3] = s0, s1, s2, s3
+	}
+	for ; i < len(out); i++ {
+		var s T
+		for j, v := range a[i*ld:][:n] {
+			s += v * b[i*ld+j]
+		}
+		out[i] = s
+	}
+}
+
+// MatVec64 writes into out the dot products, in float64, of the len(out) rows (stride ld)
+// of a with x (len(x) elements each), each summed left to right; four rows run side by
+// side so that their sums do not wait on each other.
+func MatVec64[T, U Float](out []float64, a []T, ld int, x []U) {
+	n, i := len(x), 0
+	for ; i+4 <= len(out); i += 4 {
+		a0, a1, a2, a3 := a[i*ld:][:n], a[(i+1)*ld:][:n], a[(i+2)*ld:][:n], a[(i+3)*ld:][:n]
+		var s0, s1, s2, s3 float64
+		for j, xj := range x {
+			y := float64(xj)
+			s0 += float64(a0[j]) * y
+			s1 += float64(a1[j]) * y
+			s2 += float64(a2[j]) * y
+			s3 += float64(a3[j]) * y
+		}
+		out[i], out[i+1], out[i+2], out[i+3] = s0, s1, s2, s3
+	}
+	for ; i < len(out); i++ {
+		var s float64
+		for j, xj := range x {
+			s += float64(a[i*ld+j]) * float64(xj)
+		}
+		out[i] = s
+	}
 }

@@ -50,26 +50,5 @@ func WeightedRowSum[T Float](out, p, v []T) {
 }
 
 // SquaredNorms writes into n the squared norms of the len(n) rows (stride ld, width d) of
-// x, as L2 attention's logits use them. Each row is summed in order, left to right; four
-// rows run side by side so that their sums do not wait on each other.
-func SquaredNorms[T Float](n, x []T, ld, d int) {
-	i := 0
-	for ; i+4 <= len(n); i += 4 {
-		r0, r1, r2, r3 := x[i*ld:][:d], x[(i+1)*ld:][:d], x[(i+2)*ld:][:d], x[(i+3)*ld:][:d]
-		var s0, s1, s2, s3 T
-		for j, v := range r0 {
-			s0 += v * v
-			s1 += r1[j] * r1[j]
-			s2 += r2[j] * r2[j]
-			s3 += r3[j] * r3[j]
-		}
-		n[i], n[i+1], n[i+2], n[i+3] = s0, s1, s2, s3
-	}
-	for ; i < len(n); i++ {
-		var s T
-		for _, v := range x[i*ld : i*ld+d] {
-			s += v * v
-		}
-		n[i] = s
-	}
-}
+// x, as L2 attention's logits use them: PairDots of x with itself.
+func SquaredNorms[T Float](n, x []T, ld, d int) { PairDots(n, x, x, ld, d) }

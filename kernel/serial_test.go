@@ -101,6 +101,34 @@ func TestBilinearMatchesRowByRow(t *testing.T) {
 	}
 }
 
+// TestPairDotsAndMatVec64MatchLoops: PairDots (in float32) and MatVec64 (a float32 matrix
+// with a float64 vector) equal, bit for bit, the sums taken one row after another, on 11
+// rows (not a multiple of their four) of strided matrices.
+func TestPairDotsAndMatVec64MatchLoops(t *testing.T) {
+	const rows, ld, n = 11, 13, 9
+	a, b, x := make([]float32, rows*ld), make([]float32, rows*ld), make([]float64, n)
+	for i := range a {
+		a[i], b[i] = float32(i%7)*0.37-1.1+float32(i)*1e-3, float32(i%5)*0.61-0.9
+	}
+	for j := range x {
+		x[j] = 0.1*float64(j) - 0.77
+	}
+	dots, mv := make([]float32, rows), make([]float64, rows)
+	PairDots(dots, a, b, ld, n)
+	MatVec64(mv, a, ld, x)
+	for i := range rows {
+		var want float32
+		var want64 float64
+		for j := range n {
+			want += a[i*ld+j] * b[i*ld+j]
+			want64 += float64(a[i*ld+j]) * x[j]
+		}
+		if dots[i] != want || mv[i] != want64 {
+			t.Fatalf("row %d: PairDots %.9g and MatVec64 %.17g, want %.9g and %.17g", i, dots[i], mv[i], want, want64)
+		}
+	}
+}
+
 // TestColSumSerialMatchesColSum: the serial column sums are ColSum's bit for bit (the same
 // blocks of rows, added in the same order) and near the float64 sums, for a row count that
 // ends in a partial block.

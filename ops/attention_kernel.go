@@ -206,7 +206,7 @@ func attnBackward[T kernel.Float](g attnGeometry, p, ds, r, c, packed, dout, dp 
 		lo, hi := g.blockRows(bi)
 		n := g.seen(bi)
 		kernel.GemmSerial(false, true, hi-lo, n, d, 1, do[lo*g.width:], g.width, v, g.ld, 0, ds[lo*t:], t) // dP = dO v^T
-		rowDots(r[lo:hi], p[lo*t:], ds[lo*t:], t, n)
+		kernel.PairDots(r[lo:hi], p[lo*t:], ds[lo*t:], t, n)
 		for i := lo; i < hi; i++ {
 			pr, dr, dot := p[i*t:i*t+n], ds[i*t:i*t+n], r[i]
 			for j, pv := range pr {
@@ -252,32 +252,6 @@ func attnBackward[T kernel.Float](g attnGeometry, p, ds, r, c, packed, dout, dp 
 		rowsBy(2*sc, q)
 		colsBy(ds, 2*sc, q, g.ld, 1, dq)
 		subScaledRows(dq, q, r, g.ld, d, 2*sc)
-	}
-}
-
-// rowDots writes into out the dot products of the first n elements of the len(out) rows
-// (stride ld) of a and b, each summed left to right; four rows run side by side so that
-// their sums do not wait on each other.
-func rowDots[T kernel.Float](out, a, b []T, ld, n int) {
-	i := 0
-	for ; i+4 <= len(out); i += 4 {
-		a0, a1, a2, a3 := a[i*ld:][:n], a[(i+1)*ld:][:n], a[(i+2)*ld:][:n], a[(i+3)*ld:][:n]
-		b0, b1, b2, b3 := b[i*ld:][:n], b[(i+1)*ld:][:n], b[(i+2)*ld:][:n], b[(i+3)*ld:][:n]
-		var s0, s1, s2, s3 T
-		for j, v := range a0 {
-			s0 += v * b0[j]
-			s1 += a1[j] * b1[j]
-			s2 += a2[j] * b2[j]
-			s3 += a3[j] * b3[j]
-		}
-		out[i], out[i+1], out[i+2], out[i+3] = s0, s1, s2, s3
-	}
-	for ; i < len(out); i++ {
-		var s T
-		for j, v := range a[i*ld:][:n] {
-			s += v * b[i*ld+j]
-		}
-		out[i] = s
 	}
 }
 

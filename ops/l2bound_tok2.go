@@ -261,7 +261,7 @@ func tok2Factors[T kernel.Float](wq, wv, wo, uq, vq, un, vn, bias []T, d, heads,
 	}
 	inv := 1 / math.Sqrt(float64(hd))
 	ov := make([]float64, d) // W^O vn
-	rowDots64(ov, wo, d, vn)
+	kernel.MatVec64(ov, wo, d, vn)
 	b.ov = ov
 	// M_h and s_h, each head's alone, on the cores; the sums across heads below stay in
 	// head order, so that the bound does not depend on the number of goroutines
@@ -346,7 +346,7 @@ func (b tok2Bound[T]) grad(out []T, part int, g float64) {
 			if b.q > 0 {
 				cs = g * b.k[h] * b.k[h] * b.sigma * b.s[h] / b.q
 			}
-			rowDots64(dots, b.wv[lo:], d, omega[lo:lo+hd]) // (W^{V,h} omega_h)_i
+			kernel.MatVec64(dots, b.wv[lo:], d, omega[lo:lo+hd]) // (W^{V,h} omega_h)_i
 			for i, vo := range dots {
 				row := out[i*d+lo : i*d+lo+hd]
 				for r := range hd {
@@ -354,7 +354,7 @@ func (b tok2Bound[T]) grad(out []T, part int, g float64) {
 				}
 			}
 		case 1:
-			rowDots64(dots, b.wq[lo:], d, b.un[lo:lo+hd]) // (W^{Q,h} un_h)_i
+			kernel.MatVec64(dots, b.wq[lo:], d, b.un[lo:lo+hd]) // (W^{Q,h} un_h)_i
 			for i, qu := range dots {
 				row := out[i*d+lo : i*d+lo+hd]
 				for t := range hd {
@@ -374,31 +374,5 @@ func (b tok2Bound[T]) grad(out []T, part int, g float64) {
 				}
 			}
 		}
-	}
-}
-
-// rowDots64 writes into out the dot products, in float64, of the len(out) rows (stride ld)
-// of a with x (len(x) elements each), each summed left to right; four rows run side by
-// side so that their sums do not wait on each other.
-func rowDots64[T, U kernel.Float](out []float64, a []T, ld int, x []U) {
-	n, i := len(x), 0
-	for ; i+4 <= len(out); i += 4 {
-		a0, a1, a2, a3 := a[i*ld:][:n], a[(i+1)*ld:][:n], a[(i+2)*ld:][:n], a[(i+3)*ld:][:n]
-		var s0, s1, s2, s3 float64
-		for j, xj := range x {
-			y := float64(xj)
-			s0 += float64(a0[j]) * y
-			s1 += float64(a1[j]) * y
-			s2 += float64(a2[j]) * y
-			s3 += float64(a3[j]) * y
-		}
-		out[i], out[i+1], out[i+2], out[i+3] = s0, s1, s2, s3
-	}
-	for ; i < len(out); i++ {
-		var s float64
-		for j, xj := range x {
-			s += float64(a[i*ld+j]) * float64(xj)
-		}
-		out[i] = s
 	}
 }
