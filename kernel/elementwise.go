@@ -69,6 +69,19 @@ func Scale[T Float](y, x []T, s T) {
 	}
 }
 
+// SubScaled writes y = y - f x elementwise, each product rounded before the difference:
+// float32 in AVX2 where the processor has it, bit for bit the portable loop's.
+func SubScaled[T Float](y, x []T, f T) {
+	n := 0
+	if y32, ok := any(y).([]float32); ok {
+		n = subScaledVec(y32, any(x).([]float32), any(f).(float32))
+	}
+	xr, yr := x[n:], y[n:len(x)]
+	for i, v := range xr {
+		yr[i] -= f * v
+	}
+}
+
 // ScaleWide writes y = x f elementwise, each product taken in float64 and rounded once to
 // T: float32 in AVX2 where the processor has it, bit for bit the portable loop's. y may
 // be x.

@@ -11,6 +11,11 @@ func scale32AVX2(y, x *float32, s float32, n int)
 //go:noescape
 func scaleWide32AVX2(y, x *float32, f float64, n int)
 
+// subScaled32AVX2 writes y[i] -= f * x[i] for i < n, n a multiple of 8.
+//
+//go:noescape
+func subScaled32AVX2(y, x *float32, f float32, n int)
+
 // scaleVec scales the longest prefix of x that is a multiple of 8 floats into y, when the
 // processor has the vector kernels, and returns its length (0 without them).
 func scaleVec(y, x []float32, s float32) int {
@@ -31,5 +36,17 @@ func scaleWideVec(y, x []float32, f float64) int {
 	}
 	_ = y[n-1]
 	scaleWide32AVX2(&y[0], &x[0], f, n)
+	return n
+}
+
+// subScaledVec is SubScaled on the longest prefix of x that is a multiple of 8 floats,
+// when the processor has the vector kernels; it returns its length (0 without them).
+func subScaledVec(y, x []float32, f float32) int {
+	n := len(x) &^ 7
+	if n == 0 || !vecKernels() {
+		return 0
+	}
+	_ = y[n-1]
+	subScaled32AVX2(&y[0], &x[0], f, n)
 	return n
 }

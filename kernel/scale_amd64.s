@@ -53,3 +53,28 @@ wideloop:
 widedone:
 	VZEROUPPER
 	RET
+
+// func subScaled32AVX2(y, x *float32, f float32, n int)
+// y[i] = y[i] - f * x[i] for i < n (n a multiple of 8): the product rounded, then the
+// difference, as the scalar loop does.
+TEXT ·subScaled32AVX2(SB), NOSPLIT, $0-32
+	MOVQ         y+0(FP), DI
+	MOVQ         x+8(FP), SI
+	VBROADCASTSS f+16(FP), Y15
+	MOVQ         n+24(FP), CX
+	SHRQ         $3, CX
+	JZ           subdone
+
+subloop:
+	VMULPS  (SI), Y15, Y0
+	VMOVUPS (DI), Y1
+	VSUBPS  Y0, Y1, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	DECQ    CX
+	JNZ     subloop
+
+subdone:
+	VZEROUPPER
+	RET

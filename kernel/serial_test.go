@@ -35,10 +35,11 @@ func TestAddSerialMatchesLoop(t *testing.T) {
 	}
 }
 
-// TestScaleAndScaleWideMatchLoops: Scale and ScaleWide equal their scalar loops bit for bit
-// at lengths around the vectors' boundary, in place and not, at unaligned offsets, with
-// factors whose products round (ScaleWide's once, from float64), overflow and underflow.
-func TestScaleAndScaleWideMatchLoops(t *testing.T) {
+// TestScalingsMatchLoops: Scale, ScaleWide and SubScaled equal their scalar loops bit for
+// bit at lengths around the vectors' boundary, in place and not, at unaligned offsets,
+// with factors whose products round (ScaleWide's once, from float64), overflow and
+// underflow.
+func TestScalingsMatchLoops(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 1))
 	for _, n := range []int{0, 1, 7, 8, 9, 16, 31, 33, 1027} {
 		for _, off := range []int{0, 1, 3} {
@@ -49,6 +50,20 @@ func TestScaleAndScaleWideMatchLoops(t *testing.T) {
 				}
 				x = x[off:]
 				got, gotWide := make([]float32, n), make([]float32, n)
+				sub := make([]float32, n)
+				for i := range sub {
+					sub[i] = float32(rng.NormFloat64())
+				}
+				wantSub := append([]float32(nil), sub...)
+				for i, v := range x {
+					wantSub[i] -= float32(f) * v
+				}
+				SubScaled(sub, x, float32(f))
+				for i := range sub {
+					if math.Float32bits(sub[i]) != math.Float32bits(wantSub[i]) {
+						t.Fatalf("SubScaled n %d offset %d factor %g: element %d is %v, want %v", n, off, f, i, sub[i], wantSub[i])
+					}
+				}
 				Scale(got, x, float32(f))
 				ScaleWide(gotWide, x, f)
 				in := append([]float32(nil), x...)

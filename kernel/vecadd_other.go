@@ -13,3 +13,6 @@ func scaleWideVec(y, x []float32, f float64) int { return 0 }
 
 // adamVec updates nothing and returns 0: the portable loop updates everything.
 func adamVec(p, g, m, v []float32, s *AdamStep[float32]) int { return 0 }
+
+// subScaledVec subtracts nothing and returns 0: the portable loop does it all.
+func subScaledVec(y, x []float32, f float32) int { return 0 }

@@ -159,18 +159,36 @@ func attnProbs[T kernel.Float](g attnGeometry, p, nq, nk, packed, bias []T, b, h
 		kernel.GemmSerial(false, true, hi-lo, n, d, alpha, q[lo*g.ld:], g.ld, k, g.ld, 0, p[lo*t:], t) // (hi-lo, n)
 		for i := lo; i < hi; i++ {
 			row, keep := p[i*t:i*t+n], g.keep(i)
-			if g.spec.Kind != DotProduct {
-				for j := range row[:keep] {
-					row[j] -= T(g.scale) * (nq[i] + nk[j])
-				}
-			}
-			if bias != nil {
-				bh := bias[h*g.spec.BiasLen:]
-				for j := range row[:keep] {
-					row[j] += bh[i-j]
-				}
-			}
+			addLogitTerms(row[:keep], nq, nk, bias, g, h, i)
 			kernel.SoftmaxRow(row, row, keep)
+		}
+	}
+}
+
+// addLogitTerms adds to the logits row i of head h (its first len(row) entries) what the
+// product q k^T leaves out: for L2, -scale (|q_i|^2 + |k_j|^2) (nq, nk the squared
+// norms); with a bias (not nil), bias[h, i-j], after the L2 terms. One pass over the row.
+func addLogitTerms[T kernel.Float](row, nq, nk, bias []T, g attnGeometry, h, i int) {
+	l2, s := g.spec.Kind != DotProduct, T(g.scale)
+	var bh []T
+	if bias != nil {
+		bh = bias[h*g.spec.BiasLen:][:i+1]
+	}
+	switch {
+	case l2 && bh != nil:
+		ni := nq[i]
+		for j, x := range row {
+			x -= s * (ni + nk[j])
+			row[j] = x + bh[i-j]
+		}
+	case l2:
+		ni := nq[i]
+		for j, x := range row {
+			row[j] = x - s*(ni+nk[j])
+		}
+	case bh != nil:
+		for j, x := range row {
+			row[j] = x + bh[i-j]
 		}
 	}
 }
@@ -292,9 +310,6 @@ func rowColSums[T kernel.Float](g attnGeometry, r, c, m []T) {
 func subScaledRows[T kernel.Float](y, x, w []T, ld, d int, a T) {
 	for i, wi := range w {
 		f := a * wi
-		yr, xr := y[i*ld:i*ld+d], x[i*ld:i*ld+d]
-		for j, v := range xr {
-			yr[j] -= f * v
-		}
+		kernel.SubScaled(y[i*ld:i*ld+d], x[i*ld:i*ld+d], f)
 	}
 }

@@ -103,7 +103,6 @@ func headScaleRows[T kernel.Float](y, x, s []T, rows, cols int, p float64) {
 // the output gradient g: p f_h times the sum over head h's block of g w, accumulated in
 // float64.
 func headScaleGradS[T kernel.Float](ds, w, g, s []T, rows, cols int, p float64) {
-	f := headFactors(s, p)
 	hd := cols / len(s)
 	acc := make([]float64, len(s))
 	for i := range rows {
@@ -116,6 +115,13 @@ func headScaleGradS[T kernel.Float](ds, w, g, s []T, rows, cols int, p float64) 
 			acc[h] = a
 		}
 	}
+	headScaleGradSOf(ds, acc, s, p)
+}
+
+// headScaleGradSOf writes headScaleGradS's p f_h acc_h into ds (H), given acc_h, the sum
+// over head h's block of g w.
+func headScaleGradSOf[T kernel.Float](ds []T, acc []float64, s []T, p float64) {
+	f := headFactors(s, p)
 	for h := range ds {
 		ds[h] = T(p * f[h] * acc[h])
 	}

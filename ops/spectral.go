@@ -132,11 +132,16 @@ func spectralScale[T kernel.Float](out, w []T, sigma, c float64) { kernel.Scale(
 // spectralGrad writes the gradient of c W / sigma with respect to W, (c/sigma) (dy -
 // (<dy, W> / sigma) u v^T), into out, for sigma = u^T W v (spectralSigma).
 func spectralGrad[T kernel.Float](out, w, u, v, dy []T, cols int, sigma, c float64) {
-	s := T(c / sigma)
 	var inner float64 // <dy, W>
 	for i, g := range dy {
 		inner += float64(g) * float64(w[i])
 	}
+	spectralGradOf(out, u, v, dy, cols, sigma, c, inner)
+}
+
+// spectralGradOf is spectralGrad given inner = <dy, W>.
+func spectralGradOf[T kernel.Float](out, u, v, dy []T, cols int, sigma, c, inner float64) {
+	s := T(c / sigma)
 	k := inner / sigma
 	for i, ui := range u {
 		a, o, g := k*float64(ui), out[i*cols:][:len(v)], dy[i*cols:][:len(v)]

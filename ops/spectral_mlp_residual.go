@@ -205,8 +205,10 @@ func specMLPKernel[T kernel.Float](op *specMLPOp, out []T, ts []*tensor.Dense) e
 	mlpResBackwardKernel(&st.mlpResState, v(smX), w[0], w[1], v(smInputs+1), out, n, d, hid, func(i int) {
 		sh, gw := shapes[i], st.grads[2*i].([]T)
 		headScaleRows(dsn[i], gw, s, sh.rows, sh.cols, sh.p)
-		headScaleGradS(parts[i:i+1], sn[i], gw, s, sh.rows, sh.cols, sh.p)
-		spectralGrad(dW[i], v(sh.w), v(sh.u), v(sh.v), dsn[i], sh.cols, st.sigma[i], op.c[i])
+		var acc [1]float64 // the one gain's
+		inner := gainSpectralSums(acc[:], gw, sn[i], dsn[i], v(sh.w), sh.rows, sh.cols)
+		headScaleGradSOf(parts[i:i+1], acc[:], s, sh.p)
+		spectralGradOf(dW[i], v(sh.u), v(sh.v), dsn[i], sh.cols, st.sigma[i], op.c[i], inner)
 	})
 	st.params[1], st.params[3] = st.grads[1], st.grads[3]
 	ds[0] = parts[0] + parts[1] // as Gorgonia sums the two HeadScale gradients of s
@@ -254,4 +256,26 @@ func (op *specMLPOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
 		}
 	}
 	return grads, nil
+}
+
+// gainSpectralSums returns the two float64 sums of a gained, normalised weight's backward
+// side by side, each in the order of its own loop: into acc, per head h of the gain, the
+// sum over column block h of g sn (headScaleGradS's), and as the result <dsn, W>
+// (spectralGrad's), for g the gradient of sn f, dsn = g f and sn = c W / sigma, all (rows,
+// cols).
+func gainSpectralSums[T kernel.Float](acc []float64, g, sn, dsn, w []T, rows, cols int) (inner float64) {
+	hd := cols / len(acc)
+	for i := range rows {
+		for h := range acc {
+			lo := i*cols + h*hd
+			gs, ss, ds, ws := g[lo:][:hd], sn[lo:][:hd], dsn[lo:][:hd], w[lo:][:hd]
+			a := acc[h]
+			for j, x := range gs {
+				a += float64(x) * float64(ss[j])
+				inner += float64(ds[j]) * float64(ws[j])
+			}
+			acc[h] = a
+		}
+	}
+	return inner
 }
