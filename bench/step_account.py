@@ -25,7 +25,7 @@ CLASSES = [
     ("matrix products (attention's included)",
      r"internal/sgemm|serialBLAS|blas/gonum\.(dgemm|sgemm|Implementation\.[DS]gemm)|kernel\.(Gemm|Sgemm)|netlib|openblas|cblas"),
     ("attention: scores, softmax, their gradients",
-     r"ops\.attn|ops\.rowDots|ops\.rowColSums|ops\.subScaledRows|[Aa]ttention|SoftmaxRow|SquaredNorms|expShift"),
+     r"ops\.attn|ops\.rowColSums|ops\.subScaledRows|ops\.addLogitTerms|[Aa]ttention|SoftmaxRow|SquaredNorms|PairDots|expShift"),
     ("elementwise, norms, embedding, loss", r"lipformer/(kernel|ops)\."),
     ("graph machinery (Gorgonia)", r"gorgonia\.org"),
     ("other", r""),

@@ -78,8 +78,8 @@ func (c AdamConfig) Validate() error {
 //
 // in the precision T, in place, every element on its own, so that the update can be cut
 // across the cores (kernel.ParallelFor, when the parameters are large enough to be worth
-// it: then the goroutines are its only allocations) without changing a bit. With AdamConfig.Muon the matrices
-// (Param.Rows > 0) take Muon's update instead (muonUpdate), m holding their momentum and v
+// it: then the goroutines are its only allocations) without changing a bit. With
+// AdamConfig.Muon the matrices (Param.Rows > 0) take Muon's update instead (muonUpdate), m holding their momentum and v
 // unused, several matrices at once; its products allocate the BLAS's packing buffers. An
 // Adam is not safe for concurrent use.
 type Adam[T Float] struct {
@@ -91,11 +91,10 @@ type Adam[T Float] struct {
 	scratch []muonScratch[T] // one per worker of the Muon updates, grown at the first step
 	// The elementwise updates as one range of elements, cut across the cores: the
 	// parameters that take them, the offset of each in that range (and the total last),
-	// this step's coefficients, and each parameter's step size and decay factor.
-	elem       []int
-	offset     []int
-	k          kernel.AdamStep[T]
-	step, keep []T
+	// and each one's scalars of this step.
+	elem   []int
+	offset []int
+	coef   []kernel.AdamStep[T]
 }
 
 // NewAdam returns an optimizer over params with zero moments. Names must be
@@ -143,7 +142,7 @@ func NewAdam[T Float](params []Param[T], cfg AdamConfig) (*Adam[T], error) {
 		a.v[i] = make([]T, len(p.Value))
 	}
 	a.offset = append(a.offset, off)
-	a.step, a.keep = make([]T, len(a.elem)), make([]T, len(a.elem))
+	a.coef = make([]kernel.AdamStep[T], len(a.elem))
 	return a, nil
 }
 
@@ -165,7 +164,7 @@ func (a *Adam[T]) Step(lr float64) error {
 	t := float64(a.steps)
 	bc1 := 1 - math.Pow(a.cfg.Beta1, t)
 	bc2 := 1 - math.Pow(a.cfg.Beta2, t)
-	a.k = kernel.AdamStep[T]{
+	k := kernel.AdamStep[T]{
 		Beta1:      T(a.cfg.Beta1),
 		OneMinusB1: T(1 - a.cfg.Beta1),
 		Beta2:      T(a.cfg.Beta2),
@@ -177,17 +176,18 @@ func (a *Adam[T]) Step(lr float64) error {
 	a.muonStep(lr * a.cfg.Muon)
 	for j, i := range a.elem {
 		p := a.params[i]
-		a.keep[j] = 1
+		k.Keep = 1
 		if p.Decay {
-			a.keep[j] = decayed
+			k.Keep = decayed
 		}
-		a.step[j] = T(lr / bc1)
+		k.StepSize = T(lr / bc1)
 		if p.LRScale != 0 {
-			a.step[j] = T(lr * p.LRScale / bc1)
+			k.StepSize = T(lr * p.LRScale / bc1)
 		}
+		a.coef[j] = k
 	}
 	n := a.offset[len(a.elem)]
-	if kernel.Workers(n, adamCost) == 1 {
+	if kernel.Workers(n, adamCost) == 1 { // one chunk: no closure, so a small model's step allocates nothing
 		a.updateRange(0, n)
 		return nil
 	}
@@ -200,16 +200,14 @@ func (a *Adam[T]) Step(lr float64) error {
 const adamCost = 8
 
 // updateRange applies the elementwise update to the elements [lo, hi) of the range that
-// a.offset lays the parameters out in, with this step's coefficients; every element's
-// update is its own, so the values do not depend on how the range is cut.
+// a.offset lays the parameters out in, with this step's scalars; every element's update is
+// its own, so the values do not depend on how the range is cut.
 func (a *Adam[T]) updateRange(lo, hi int) {
 	j := sort.SearchInts(a.offset, lo+1) - 1
 	for ; j < len(a.elem) && a.offset[j] < hi; j++ {
 		i, o := a.elem[j], a.offset[j]
 		s, e := max(lo, o)-o, min(hi, a.offset[j+1])-o
-		k := a.k
-		k.StepSize, k.Keep = a.step[j], a.keep[j]
-		kernel.AdamUpdate(a.params[i].Value[s:e], a.params[i].Grad[s:e], a.m[i][s:e], a.v[i][s:e], k)
+		kernel.AdamUpdate(a.params[i].Value[s:e], a.params[i].Grad[s:e], a.m[i][s:e], a.v[i][s:e], a.coef[j])
 	}
 }
 
