@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/chewxy/hm"
+	"gonum.org/v1/gonum/blas/gonum"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
@@ -100,24 +101,17 @@ func l2Bound(wq, wv, wo *G.Node, heads int, phiInv float64, form BoundForm) (*G.
 
 // l2BoundOp is an L2 bound (part -1) or its gradient with respect to input part, which
 // takes (wq, wv, wo, the bound, g): the bound only so that it runs after the bound of the
-// same run. As tok2Op's, a differentiated bound shares an l2BoundState with its gradient
-// ops (see saved): it keeps its factors there, and each gradient op reuses them if the
-// bound wrote them since that op's last run, and recomputes them otherwise.
+// same run. As tok2Op's, a differentiated bound shares keptFactors with its gradient ops:
+// it keeps its factors there, and each gradient op reuses them if the bound wrote them
+// since that op's last run, and recomputes them otherwise.
 type l2BoundOp struct {
 	baseOp
 	heads  int
 	phiInv float64
 	form   BoundForm
 	part   int
-	st     *l2BoundState // shared by a differentiated bound and its gradient ops
-	read   reader        // gradient: the last factors it took
-}
-
-// l2BoundState holds the factors (a boundFactors of the inputs' element type) of a bound's
-// last run.
-type l2BoundState struct {
-	factors any
-	done    saved
+	st     *keptFactors // shared by a differentiated bound and its gradient ops: a boundFactors
+	read   reader       // gradient: the last factors it took
 }
 
 func newL2BoundOp(heads int, phiInv float64, form BoundForm, part int) *l2BoundOp {
@@ -128,7 +122,7 @@ func newL2BoundOp(heads int, phiInv float64, form BoundForm, part int) *l2BoundO
 // then keeps its factors.
 func (op *l2BoundOp) gradOp(part int) *l2BoundOp {
 	if op.st == nil {
-		op.st = &l2BoundState{}
+		op.st = &keptFactors{}
 	}
 	back := newL2BoundOp(op.heads, op.phiInv, op.form, part)
 	back.st = op.st
@@ -206,9 +200,7 @@ func l2BoundDo[T kernel.Float](op *l2BoundOp, w []*tensor.Dense, in []G.Value, g
 			return nil, err
 		}
 		if op.st != nil {
-			op.st.done.begin()
-			op.st.factors = f
-			op.st.done.done()
+			op.st.keep(f)
 		}
 		if w[0].Dtype() == tensor.Float32 {
 			return G.NewF32(float32(f.value())), nil
@@ -216,10 +208,8 @@ func l2BoundDo[T kernel.Float](op *l2BoundOp, w []*tensor.Dense, in []G.Value, g
 		return G.NewF64(f.value()), nil
 	}
 	var f boundFactors[T]
-	if op.st != nil && op.read.take(&op.st.done) {
-		if kept, ok := op.st.factors.(boundFactors[T]); ok { // the bound's inputs are this op's: read them from here
-			f = kept.at(wq, wv, wo)
-		}
+	if kept, ok := op.st.take(&op.read).(boundFactors[T]); ok { // the bound's inputs are this op's: read them from here
+		f = kept.at(wq, wv, wo)
 	}
 	if f == nil {
 		var err error
@@ -371,4 +361,19 @@ func maxRowSum[T kernel.Float](w []T, d, lo, hi int) (float64, int) {
 		}
 	}
 	return best, row
+}
+
+// addHeadGram adds (W^{Q,h})^T W^{V,h} into m (hd, hd), head h being the columns lo..lo+hd
+// of the (D, D) weights wq and wv, one row of the weights at a time: row r of m gains q_r v
+// by gonum's axpy, which rounds each product and sum once as a scalar loop does. v64 (hd)
+// is work space.
+func addHeadGram[T kernel.Float](m, v64 []float64, wq, wv []T, d, lo, hd int) {
+	for i := range d {
+		for t, x := range wv[i*d+lo : i*d+lo+hd] {
+			v64[t] = float64(x)
+		}
+		for r, q := range wq[i*d+lo : i*d+lo+hd] {
+			gonum.Implementation{}.Daxpy(hd, float64(q), v64, 1, m[r*hd:(r+1)*hd], 1)
+		}
+	}
 }

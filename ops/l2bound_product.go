@@ -29,8 +29,8 @@ func l2ProductFactors[T kernel.Float](wq, wv, wo []T, d, heads int, phiInv float
 		m: make([]float64, heads*hd*hd), a: make([]float64, heads), aCol: make([]int, heads)}
 	inv := 1 / math.Sqrt(float64(hd))
 	n := make([]float64, d*d) // (D, D): row h*hd+r is N_h's row r
-	// M_h's rows gather q_r v one row of W at a time, and N_h's rows c W^O's rows, by gonum's
-	// axpy, which rounds each product and sum once as a scalar loop does
+	// N_h's rows gather c W^O's rows by gonum's axpy, which rounds each product and sum once
+	// as a scalar loop does
 	v64, wo64 := make([]float64, hd), make([]float64, d*d)
 	for i, o := range wo {
 		wo64[i] = float64(o)
@@ -39,14 +39,7 @@ func l2ProductFactors[T kernel.Float](wq, wv, wo []T, d, heads int, phiInv float
 	for h := range heads {
 		b.a[h], b.aCol[h] = maxColSum(wq, d, h*hd, (h+1)*hd)
 		m := b.m[h*hd*hd : (h+1)*hd*hd]
-		for i := range d {
-			for s, vs := range wv[i*d+h*hd : i*d+(h+1)*hd] {
-				v64[s] = float64(vs)
-			}
-			for r, qr := range wq[i*d+h*hd : i*d+(h+1)*hd] {
-				axpy(hd, float64(qr), v64, 1, m[r*hd:(r+1)*hd], 1)
-			}
-		}
+		addHeadGram(m, v64, wq, wv, d, h*hd, hd)
 		for r := range hd {
 			row := n[(h*hd+r)*d : (h*hd+r+1)*d]
 			for s := range hd {

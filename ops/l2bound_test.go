@@ -377,3 +377,54 @@ func TestL2ProductFactorsMatchLoops(t *testing.T) {
 	got := l2ProductBound[float64]{m: b32.m, a: b32.a, col: b32.col, e: b32.e, bound: b32.bound, k: b32.k}
 	check("float32", got, widen(q32), widen(v32), widen(o32))
 }
+
+// TestTok2FactorsMatchLoops: the token2 bound's factors (M_h, s_h, sigma_N, the bound)
+// equal, bit for bit, those of the defining loops, each sum taken element by element in
+// the same order, with 2 heads of width 4 and no bias.
+func TestTok2FactorsMatchLoops(t *testing.T) {
+	const d, heads, hd = 8, 2, 4
+	r := func(seed uint64, n ...int) []float64 { return gradcheck.Rand(seed, 1, n...).Data().([]float64) }
+	wq, wv, wo, uq, vq, un, vn := r(81, d, d), r(82, d, d), r(83, d, d), r(84, heads, d), r(85, heads, hd), r(86, d), r(87, d)
+	got := tok2Factors(wq, wv, wo, uq, vq, un, vn, nil, d, heads, 6)
+	inv := 1 / math.Sqrt(hd)
+	ov := make([]float64, d)
+	for a := range d {
+		for e := range d {
+			ov[a] += wo[a*d+e] * vn[e]
+		}
+	}
+	var sigma, q float64
+	for h := range heads {
+		lo := h * hd
+		m := make([]float64, hd*hd)
+		s := 0.0
+		for i := range d {
+			qv := 0.0
+			for r := range hd {
+				qv += wq[i*d+lo+r] * vq[h*hd+r]
+				for c := range hd {
+					m[r*hd+c] += wq[i*d+lo+r] * wv[i*d+lo+c]
+				}
+			}
+			s += uq[h*d+i] * qv
+		}
+		for r := range hd {
+			for c := range hd {
+				m[r*hd+c] *= inv
+				sigma += un[lo+r] * m[r*hd+c] * ov[lo+c]
+			}
+		}
+		for i, x := range m {
+			if got.m[h*hd*hd+i] != x {
+				t.Fatalf("M_%d[%d] = %.17g, want %.17g", h, i, got.m[h*hd*hd+i], x)
+			}
+		}
+		if got.s[h] != s {
+			t.Fatalf("s_%d = %.17g, want %.17g", h, got.s[h], s)
+		}
+		q += got.k[h] * got.k[h] * s * s
+	}
+	if q = math.Sqrt(q); got.sigma != sigma || got.bound != q*sigma {
+		t.Fatalf("sigma_N %.17g and bound %.17g, want %.17g and %.17g", got.sigma, got.bound, sigma, q*sigma)
+	}
+}

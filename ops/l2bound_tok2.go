@@ -5,7 +5,6 @@ import (
 	"math"
 
 	"github.com/chewxy/hm"
-	"gonum.org/v1/gonum/blas/gonum"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
@@ -57,7 +56,7 @@ func L2BoundTok2(wq, wv, wo, uq, vq, un, vn, bias *G.Node, heads, n int) (*G.Nod
 
 // tok2Op is L2BoundTok2 (part -1) or its gradient with respect to wq, wv, wo or the bias
 // (part 0, 1, 2, 3), which takes the inputs, the bound (only so that it runs after the
-// bound of the same run) and the scalar g. A differentiated bound shares a tok2State with
+// bound of the same run) and the scalar g. A differentiated bound shares keptFactors with
 // its gradient ops (see saved): it keeps its factors there, and each gradient op reuses
 // them if the bound wrote them since that op's last run, and recomputes them otherwise.
 type tok2Op struct {
@@ -65,15 +64,8 @@ type tok2Op struct {
 	heads, n int
 	bias     bool
 	part     int
-	st       *tok2State // shared by a differentiated bound and its gradient ops
-	read     reader     // gradient: the last factors it took
-}
-
-// tok2State holds the factors (a tok2Bound of the inputs' element type) of a bound's last
-// run.
-type tok2State struct {
-	factors any
-	done    saved
+	st       *keptFactors // shared by a differentiated bound and its gradient ops: a tok2Bound
+	read     reader       // gradient: the last factors it took
 }
 
 func newTok2Op(heads, n int, bias bool, part int) *tok2Op {
@@ -157,23 +149,16 @@ func tok2Do[T kernel.Float](op *tok2Op, w []*tensor.Dense, in []G.Value, g float
 		return tok2Factors(data[T](w[0]), data[T](w[1]), data[T](w[2]), data[T](w[3]), data[T](w[4]), data[T](w[5]), data[T](w[6]), bias, w[0].Shape()[0], op.heads, op.n)
 	}
 	if op.part < 0 {
-		if op.st != nil {
-			op.st.done.begin()
-		}
 		f := factors()
 		if op.st != nil {
-			op.st.factors = f
-			op.st.done.done()
+			op.st.keep(f)
 		}
 		if w[0].Dtype() == tensor.Float32 {
 			return G.NewF32(float32(f.bound))
 		}
 		return G.NewF64(f.bound)
 	}
-	f, ok := tok2Bound[T]{}, false
-	if op.st != nil && op.read.take(&op.st.done) {
-		f, ok = op.st.factors.(tok2Bound[T])
-	}
+	f, ok := op.st.take(&op.read).(tok2Bound[T])
 	if ok { // the bound's inputs are this op's: read them from here
 		f.wq, f.wv, f.wo, f.uq, f.vq, f.un, f.vn, f.bias = data[T](w[0]), data[T](w[1]), data[T](w[2]), data[T](w[3]), data[T](w[4]), data[T](w[5]), data[T](w[6]), bias
 	} else {
@@ -221,7 +206,7 @@ func (op *tok2Op) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
 // then keeps its factors.
 func (op *tok2Op) gradOp(part int) *tok2Op {
 	if op.st == nil {
-		op.st = &tok2State{}
+		op.st = &keptFactors{}
 	}
 	back := newTok2Op(op.heads, op.n, op.bias, part)
 	back.st = op.st
@@ -265,24 +250,14 @@ func tok2Factors[T kernel.Float](wq, wv, wo, uq, vq, un, vn, bias []T, d, heads,
 	b.ov = ov
 	// M_h and s_h, each head's alone, on the cores; the sums across heads below stay in
 	// head order, so that the bound does not depend on the number of goroutines
-	// M_h's rows gather q_r v one row of W at a time, by gonum's axpy, which rounds each
-	// product and sum once as the scalar loop does
 	kernel.ParallelFor(heads, d*hd*hd, func(_, h0, h1 int) {
-		v64 := make([]float64, hd)
+		v64, qv := make([]float64, hd), make([]float64, d)
 		for h := h0; h < h1; h++ {
 			lo := h * hd
-			m := b.m[h*hd*hd : (h+1)*hd*hd]
-			for i := range d {
-				q := wq[i*d+lo : i*d+lo+hd]
-				for t, vt := range wv[i*d+lo : i*d+lo+hd] {
-					v64[t] = float64(vt)
-				}
-				qv := 0.0
-				for r, qr := range q {
-					qv += float64(qr) * float64(vq[h*hd+r])
-					gonum.Implementation{}.Daxpy(hd, float64(qr), v64, 1, m[r*hd:(r+1)*hd], 1)
-				}
-				b.s[h] += float64(uq[h*d+i]) * qv
+			addHeadGram(b.m[h*hd*hd:(h+1)*hd*hd], v64, wq, wv, d, lo, hd)
+			kernel.MatVec64(qv, wq[lo:], d, vq[h*hd:(h+1)*hd]) // (W^{Q,h} vq_h)_i
+			for i, x := range qv {
+				b.s[h] += float64(uq[h*d+i]) * x
 			}
 		}
 	})

@@ -3,7 +3,7 @@ package ops
 // A saved result is what one op of a graph computes for other ops of the same run to
 // reuse instead of recomputing it: the P of a forward attention op, read by its backward;
 // the per-job bias sums of that backward, read by the bias gradient; the factors of the
-// token2 bound, read by its gradient ops. The writer and its readers share the result
+// token2, kim and product bounds, read by their gradient ops (keptFactors). The writer and its readers share the result
 // through an object made when the graph is built (in SymDiff), never through a key such as
 // a tensor's address.
 //
@@ -41,4 +41,28 @@ func (r *reader) take(s *saved) bool {
 	}
 	r.seen = s.gen
 	return true
+}
+
+// keptFactors holds the factors of a bound's last run, of its inputs' element type: a
+// differentiated bound (the token2, kim and product bounds) shares one with its gradient
+// ops, which reuse the factors of their own run instead of recomputing them.
+type keptFactors struct {
+	factors any
+	done    saved
+}
+
+// keep records f as the factors of a completed run.
+func (k *keptFactors) keep(f any) {
+	k.done.begin()
+	k.factors = f
+	k.done.done()
+}
+
+// take returns the factors of a run that r has not taken yet (reader.take), or nil when
+// there are none, or k is nil.
+func (k *keptFactors) take(r *reader) any {
+	if k == nil || !r.take(&k.done) {
+		return nil
+	}
+	return k.factors
 }
