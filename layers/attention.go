@@ -312,16 +312,13 @@ func (a *Attention) boundWeights() (wq, wv []*mat.Dense, wo *mat.Dense, err erro
 	return wq, wv, wo, nil
 }
 
-// rawBoundWeights is boundWeights before the temperatures: the parameters.
+// rawBoundWeights is boundWeights before the temperatures: the parameters, as new float64
+// matrices.
 func (a *Attention) rawBoundWeights() (wq, wv []*mat.Dense, wo *mat.Dense, err error) {
 	if a.Kind != ops.L2 {
 		return nil, nil, nil, fmt.Errorf("%s (%v attention): %w", a.WQ.Name, a.Kind, lipschitz.ErrNotLipschitz)
 	}
-	if wq, err = lipschitz.HeadSlices(denseOf(a.WQ), a.Heads); err != nil {
-		return nil, nil, nil, err
-	}
-	if wv, err = lipschitz.HeadSlices(denseOf(a.WV), a.Heads); err != nil {
-		return nil, nil, nil, err
-	}
-	return wq, wv, denseOf(a.WO), nil
+	var w weights64
+	w.load(a)
+	return w.wq, w.wv, w.wo, nil
 }

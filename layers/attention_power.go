@@ -21,19 +21,19 @@ type AttnPower struct {
 	UN *Buffer // (D)
 	VN *Buffer // (D)
 
-	work *powerWeights // PowerIterate's float64 weights, kept from step to step
+	work *weights64 // PowerIterate's float64 weights and N, kept from step to step
 }
 
-// powerWeights holds the float64 weights that a layer's power iteration reads, in place of
-// the copies rawBoundWeights allocates: every training step refills them.
-type powerWeights struct {
+// weights64 holds a tied L2 layer's weights before its temperatures as float64 matrices,
+// as its bounds read them (rawBoundWeights), and the power iteration's N.
+type weights64 struct {
 	wq, wv []*mat.Dense // (D, d) per head
-	wo, n  *mat.Dense   // (D, D): W^O and N (lipschitz.StackedN)
+	wo, n  *mat.Dense   // (D, D): W^O, and N (lipschitz.StackedN) when PowerIterate made it
 }
 
-// load fills w with a's weights before its temperatures, the values of rawBoundWeights,
-// allocating on first use; a is a tied L2 layer.
-func (w *powerWeights) load(a *Attention) {
+// load fills w with a's weights before its temperatures, allocating them on first use; a
+// is a tied L2 layer.
+func (w *weights64) load(a *Attention) {
 	dim := a.WQ.Value.Shape()[0]
 	d := dim / a.Heads
 	if w.wo == nil {
@@ -41,7 +41,7 @@ func (w *powerWeights) load(a *Attention) {
 		for h := range a.Heads {
 			w.wq[h], w.wv[h] = mat.NewDense(dim, d, nil), mat.NewDense(dim, d, nil)
 		}
-		w.wo, w.n = mat.NewDense(dim, dim, nil), mat.NewDense(dim, dim, nil)
+		w.wo = mat.NewDense(dim, dim, nil)
 	}
 	for h := range a.Heads {
 		headColumns64(w.wq[h].RawMatrix().Data, a.WQ.Value, dim, h*d, d)
@@ -97,7 +97,8 @@ func (a *Attention) PowerIterate(n int) {
 		return
 	}
 	if a.Power.work == nil {
-		a.Power.work = new(powerWeights)
+		dim := a.WQ.Value.Shape()[0]
+		a.Power.work = &weights64{n: mat.NewDense(dim, dim, nil)}
 	}
 	w := a.Power.work
 	w.load(a)
