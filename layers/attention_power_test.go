@@ -11,9 +11,8 @@ import (
 
 // TestPowerIterateMatchesCopiedWeights: PowerIterate, which refills the float64 weights it
 // keeps from call to call, leaves the vectors bit for bit where power iteration on fresh
-// copies of the weights does (each parameter copied whole, then cut into heads by
-// lipschitz.HeadSlices; lipschitz.StackedN), in both precisions, at the first call and
-// after the weights change.
+// copies of the weights does (headCopies, lipschitz.StackedN), in both precisions, at the
+// first call and after the weights change.
 func TestPowerIterateMatchesCopiedWeights(t *testing.T) {
 	for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
 		a, err := NewAttention("attn", ops.L2, 8, 2, true, 0.7, 0.7, dt, rng(21))
@@ -27,15 +26,7 @@ func TestPowerIterateMatchesCopiedWeights(t *testing.T) {
 					p.fillNormal(rng(uint64(30+round)), 0.5+float64(round))
 				}
 			}
-			wq, err := lipschitz.HeadSlices(denseOf(a.WQ), a.Heads)
-			if err != nil {
-				t.Fatal(err)
-			}
-			wv, err := lipschitz.HeadSlices(denseOf(a.WV), a.Heads)
-			if err != nil {
-				t.Fatal(err)
-			}
-			wo := denseOf(a.WO)
+			wq, wv, wo := headCopies(t, a)
 			uq, vq, un, vn := a.Power.UQ.Float64s(), a.Power.VQ.Float64s(), a.Power.UN.Float64s(), a.Power.VN.Float64s()
 			for h := range a.Heads {
 				powerIterateDense(wq[h], uq[h*8:(h+1)*8], vq[h*4:(h+1)*4], 2)

@@ -101,27 +101,35 @@ func TestProductContractionIsContractive(t *testing.T) {
 	}
 }
 
+// headCopies are a layer's parameters copied whole (denseOf) and cut into heads by
+// lipschitz.HeadSlices: the per-head W^Q and W^V, and W^O.
+func headCopies(t *testing.T, a *Attention) (wq, wv []*mat.Dense, wo *mat.Dense) {
+	t.Helper()
+	var err error
+	if wq, err = lipschitz.HeadSlices(denseOf(a.WQ), a.Heads); err != nil {
+		t.Fatal(err)
+	}
+	if wv, err = lipschitz.HeadSlices(denseOf(a.WV), a.Heads); err != nil {
+		t.Fatal(err)
+	}
+	return wq, wv, denseOf(a.WO)
+}
+
 // appliedInfBounds are Kim et al.'s and the product inf-norm bounds for n tokens at the
 // weights a layer applies with log-temperatures temp (nil for none), built here from its
 // parameters: head h's W^Q times e^{s_h}, its W^V times e^{-2 s_h}.
 func appliedInfBounds(t *testing.T, a *Attention, temp []float64, n int) (kim, product float64) {
 	t.Helper()
-	wq, err := lipschitz.HeadSlices(denseOf(a.WQ), a.Heads)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wv, err := lipschitz.HeadSlices(denseOf(a.WV), a.Heads)
-	if err != nil {
-		t.Fatal(err)
-	}
+	wq, wv, wo := headCopies(t, a)
 	for h, s := range temp {
 		wq[h].Scale(math.Exp(s), wq[h])
 		wv[h].Scale(math.Exp(-2*s), wv[h])
 	}
-	if kim, err = lipschitz.L2MHABoundInf(n, wq, wv, denseOf(a.WO)); err != nil {
+	var err error
+	if kim, err = lipschitz.L2MHABoundInf(n, wq, wv, wo); err != nil {
 		t.Fatal(err)
 	}
-	if product, err = lipschitz.L2MHABoundInfProduct(n, wq, wv, denseOf(a.WO)); err != nil {
+	if product, err = lipschitz.L2MHABoundInfProduct(n, wq, wv, wo); err != nil {
 		t.Fatal(err)
 	}
 	return kim, product
