@@ -46,6 +46,11 @@ type Settings struct {
 	// Mix > 0 gives every architecture a mixing sub-block of Mix taps in each block
 	// (spec.Model.Mix); the measurements' names then end in "+mixK".
 	Mix int
+	// MLPBlocks > 0 gives the invertible architectures MLPBlocks MLP sub-blocks per block
+	// sharing the preset's MLP width 4D (spec.Model.MLPBlocks, train -mlp-blocks), in place
+	// of one, or of the invertible-l2 recipe's RecipeMLPBlocks; the measurements' names
+	// then end in "+mlpN".
+	MLPBlocks int
 	// Activation is the invertible architectures' MLP activation (spec.Model.Activation:
 	// "" or elu, maxmin); with maxmin their measurements' names end in "+maxmin".
 	Activation string
@@ -192,14 +197,17 @@ func NewJob(p model.Preset, arch spec.Arch, s Settings) Job {
 	}
 	if arch.Invertible() {
 		cfg.Activation = s.Activation
+		if s.MLPBlocks > 0 {
+			cfg.Hidden, cfg.MLPBlocks = 0, s.MLPBlocks // the preset's 4D, shared by the sub-blocks
+		}
 	}
 	return Job{Preset: p, Cfg: cfg, Inputs: in, Targets: tg, Set: s}
 }
 
 // ArchName is the job's architecture as measurements name it: "+recipe" after it for a
 // certified recipe or "+product" and "+token2" for those bounds, then "+kK" and "+rR" for
-// a bound end to end and the token table's ball, and "+muon", "+mixK", "+maxmin", "+tkN"
-// and "+ball" for those settings.
+// a bound end to end and the token table's ball, and "+muon", "+mixK", "+mlpN", "+maxmin",
+// "+tkN" and "+ball" for those settings.
 func (j Job) ArchName() string {
 	name := j.Cfg.Arch.String()
 	if j.Set.Recipe && (j.Cfg.Arch == spec.ContractiveL2 || j.Cfg.Arch == spec.InvertibleL2) {
@@ -219,6 +227,9 @@ func (j Job) ArchName() string {
 	}
 	if j.Set.Mix > 0 {
 		name += fmt.Sprintf("+mix%d", j.Set.Mix)
+	}
+	if j.Set.MLPBlocks > 0 && j.Cfg.Arch.Invertible() {
+		name += fmt.Sprintf("+mlp%d", j.Set.MLPBlocks)
 	}
 	if j.Cfg.MLPActivation() == ops.ActMaxMin {
 		name += "+maxmin"

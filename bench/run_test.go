@@ -114,3 +114,35 @@ func TestActivationJobs(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestMLPBlocksJobs: -mlp-blocks sets the invertible architectures' MLP sub-blocks, each of
+// the preset's MLP width over their number, under the recipe (in place of its eight) and
+// without it, names them, and leaves dp as it was.
+func TestMLPBlocksJobs(t *testing.T) {
+	ps, err := model.FindPresets("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		arch   spec.Arch
+		recipe bool
+		blocks int
+		name   string
+	}{
+		{spec.InvertibleL2, true, 1, "invertible-l2+recipe+mlp1"},
+		{spec.InvertibleL2, true, 2, "invertible-l2+recipe+mlp2"},
+		{spec.InvertibleDP, false, 4, "invertible-dp+mlp4"},
+	} {
+		j := NewJob(ps[0], c.arch, Settings{Steps: 1, Seed: 1, Dtype: spec.Float32, Recipe: c.recipe, MLPBlocks: c.blocks})
+		if j.Cfg.MLPSubBlocks() != c.blocks || j.Cfg.HiddenWidth()*c.blocks != 4*j.Cfg.Width || j.ArchName() != c.name {
+			t.Errorf("%s: %d sub-blocks of width %d, named %q", c.name, j.Cfg.MLPSubBlocks(), j.Cfg.HiddenWidth(), j.ArchName())
+		}
+		if err := j.Cfg.Validate(); err != nil {
+			t.Error(err)
+		}
+	}
+	dp := NewJob(ps[0], spec.DP, Settings{Steps: 1, Seed: 1, Dtype: spec.Float32, Recipe: true, MLPBlocks: 4})
+	if dp.Cfg != ps[0].Config(spec.DP, spec.Float32) || dp.ArchName() != "dp" {
+		t.Errorf("dp changed by -mlp-blocks: %+v, %q", dp.Cfg, dp.ArchName())
+	}
+}

@@ -35,7 +35,8 @@ func TestDeprecatedNames(t *testing.T) {
 
 // TestRecipeFlag: -recipe sets the plan's recipe setting, -muon its Muon scale, -mix
 // its taps and -activation the invertible MLPs' activation, with -torch too; a negative
-// -mix and an unknown activation are refused by name.
+// -mix, an unknown activation, and MLP sub-blocks that are negative or do not divide a
+// configuration's MLP width are refused by name.
 func TestRecipeFlag(t *testing.T) {
 	for _, args := range [][]string{{"-recipe", "-muon", "3", "-mix", "4", "-activation", "maxmin"}, {"-recipe", "-torch", "-muon", "3", "-mix", "4", "-activation", "maxmin"}} {
 		o, err := parseFlags(args, io.Discard)
@@ -48,6 +49,14 @@ func TestRecipeFlag(t *testing.T) {
 	}
 	if _, err := parseFlags([]string{"-mix", "-1"}, io.Discard); err == nil || !strings.Contains(err.Error(), "-mix") {
 		t.Errorf("-mix -1: %v, want an error naming -mix", err)
+	}
+	if o, err := parseFlags([]string{"-mlp-blocks", "4"}, io.Discard); err != nil || o.plan.Set.MLPBlocks != 4 {
+		t.Errorf("-mlp-blocks 4: %v, sub-blocks %d", err, o.plan.Set.MLPBlocks)
+	}
+	for _, args := range [][]string{{"-mlp-blocks", "-1"}, {"-configs", "P2", "-mlp-blocks", "3"}} {
+		if _, err := parseFlags(args, io.Discard); err == nil || !strings.Contains(err.Error(), "-mlp-blocks") {
+			t.Errorf("%v: %v, want an error naming -mlp-blocks", args, err)
+		}
 	}
 }
 

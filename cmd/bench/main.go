@@ -86,6 +86,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.TextVar(&o.plan.Set.Dtype, "dtype", spec.Float32, "float32 or float64")
 	fs.Float64Var(&o.plan.Set.Muon, "muon", 0, "train the blocks' matrices with Muon at `s` times the learning rate (train -muon), in Go and in PyTorch; measurements named arch+muon (0: AdamW for all)")
 	fs.IntVar(&o.plan.Set.Mix, "mix", 0, "give every architecture a mixing sub-block of `k` taps in each block (train -mix), in Go and in PyTorch; measurements named arch+mixK (0: none)")
+	fs.IntVar(&o.plan.Set.MLPBlocks, "mlp-blocks", 0, "give the invertible architectures `n` MLP sub-blocks per block sharing the preset's MLP width (train -mlp-blocks), in Go and in PyTorch; measurements named arch+mlpN (0: one, or the invertible-l2 recipe's 8)")
 	fs.StringVar(&o.plan.Set.Activation, "activation", "", "the invertible architectures' MLP activation (train -activation): elu or maxmin, in Go and in PyTorch; measurements named arch+maxmin (default elu)")
 	fs.Float64Var(&o.plan.Set.LipK, "lip-k", 0, "with -recipe, bound invertible-l2 end to end by `K` (train -lip-k: a final ball norm and a spectrally normalised head), in Go and in PyTorch; measurements named arch+recipe+kK (0: per-block bounds only)")
 	fs.Float64Var(&o.plan.Set.EmbedRadius, "embed-radius", 0, "with -lip-k, hold the token table in the ball of radius `r` (train -embed-radius); measurements named ...+rR (0: free embeddings)")
@@ -156,6 +157,15 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if n := o.plan.Set.TokenBytes; n < 0 || n > 8 {
 		errs = append(errs, fmt.Sprintf("-token-bytes %d, want 0 to 8 (0 or 1: byte tokens)", n))
+	}
+	if n := o.plan.Set.MLPBlocks; n < 0 {
+		errs = append(errs, fmt.Sprintf("-mlp-blocks %d, want >= 0 (0: one, or the recipe's)", n))
+	} else if n > 0 {
+		for _, p := range o.plan.Presets {
+			if (4*p.Width)%n != 0 {
+				errs = append(errs, fmt.Sprintf("-mlp-blocks %d does not divide %s's MLP width %d", n, p.Name, 4*p.Width))
+			}
+		}
 	}
 	if o.plan.Set.Mix < 0 {
 		errs = append(errs, fmt.Sprintf("-mix %d, want >= 0 (0: no mixing sub-block)", o.plan.Set.Mix))
