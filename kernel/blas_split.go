@@ -2,7 +2,6 @@ package kernel
 
 import (
 	"runtime"
-	"sync"
 
 	"gonum.org/v1/gonum/blas"
 )
@@ -62,15 +61,7 @@ func bandHeight(m int) int {
 // splitRows calls f on GOMAXPROCS bands [r0, r1) covering the m rows, in parallel.
 func splitRows(m int, f func(r0, r1 int)) {
 	band := bandHeight(m)
-	var wg sync.WaitGroup
-	for r0 := 0; r0 < m; r0 += band {
-		wg.Add(1)
-		go func(r0 int) {
-			defer wg.Done()
-			f(r0, min(m, r0+band))
-		}(r0)
-	}
-	wg.Wait()
+	Parallel((m+band-1)/band, func(i int) { f(i*band, min(m, (i+1)*band)) })
 }
 
 // serialTiles wraps a BLAS that parallelises products by itself (gonum runs every product

@@ -2,7 +2,6 @@ package kernel
 
 import (
 	"runtime"
-	"sync"
 )
 
 // grain is the fewest elements (or row elements) a goroutine of an elementwise or
@@ -17,8 +16,8 @@ func Workers(n, cost int) int {
 }
 
 // ParallelFor splits the items [0, n) into w = Workers(n, cost) contiguous chunks and calls
-// f(i, lo, hi) for chunk i, the first on the calling goroutine and the others on their
-// own; it returns when all are done. The chunks depend on GOMAXPROCS: a caller that sums
+// f(i, lo, hi) for chunk i, the first on the calling goroutine and the others on
+// Parallel's workers; it returns when all are done. The chunks depend on GOMAXPROCS: a caller that sums
 // across items must keep partial sums per fixed block of items, not per chunk, for its
 // result not to.
 func ParallelFor(n, cost int, f func(i, lo, hi int)) {
@@ -27,16 +26,7 @@ func ParallelFor(n, cost int, f func(i, lo, hi int)) {
 		f(0, 0, n)
 		return
 	}
-	var wg sync.WaitGroup
-	for i := 1; i < w; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			f(i, i*n/w, (i+1)*n/w)
-		}(i)
-	}
-	f(0, 0, n/w)
-	wg.Wait()
+	Parallel(w, func(i int) { f(i, i*n/w, (i+1)*n/w) })
 }
 
 // sumBlock is the number of rows of one partial sum of colSums: fixed, so that the sums do

@@ -2,9 +2,9 @@ package model
 
 import (
 	"runtime"
-	"sync"
 	"sync/atomic"
 
+	"lipformer/kernel"
 	"lipformer/layers"
 )
 
@@ -46,7 +46,7 @@ func (m *Model) Attentions() []*layers.Attention {
 // every token-norm attention bound, updating their persistent vectors in place: once
 // before each training step, more before an inversion. It does nothing for architectures
 // without them. Each estimate has its own vectors and scratch, so they run on up to
-// GOMAXPROCS goroutines, each taking the next one not taken (the attention bounds, the
+// GOMAXPROCS goroutines (kernel.Parallel), each taking the next one not taken (the attention bounds, the
 // largest, first), with the results of running them one after another.
 func (m *Model) PowerIterate(n int) {
 	var jobs []func()
@@ -64,12 +64,7 @@ func (m *Model) PowerIterate(n int) {
 			jobs[i]()
 		}
 	}
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(jobs)) - 1 {
-		wg.Go(run)
-	}
-	run()
-	wg.Wait()
+	kernel.Parallel(min(runtime.GOMAXPROCS(0), len(jobs)), func(int) { run() })
 }
 
 // Buffers returns the tensors that checkpoints save besides the parameters: the power

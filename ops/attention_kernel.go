@@ -3,7 +3,6 @@ package ops
 import (
 	"math"
 	"runtime"
-	"sync"
 	"sync/atomic"
 
 	"gorgonia.org/tensor"
@@ -115,7 +114,7 @@ func jobProbs[T kernel.Float](g attnGeometry, probs []T, b, h int) []T {
 }
 
 // runJobs runs f for every (sequence b, head h) on at most GOMAXPROCS goroutines, the
-// calling one included, each with its own scratch slice kept in ws. The workers take the
+// calling one included (kernel.Parallel), each with its own scratch slice kept in ws. The workers take the
 // next job as they become free, so one that is descheduled (on a shared machine) holds up
 // no more than its current job; a job's result does not depend on the worker.
 func runJobs[T kernel.Float](g attnGeometry, ws *kernel.Workspace, f func(scratch []T, b, h int)) {
@@ -128,16 +127,7 @@ func runJobs[T kernel.Float](g attnGeometry, ws *kernel.Workspace, f func(scratc
 			f(bufs[w], j/g.spec.Heads, j%g.spec.Heads)
 		}
 	}
-	var wg sync.WaitGroup
-	for w := 1; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			work(w)
-		}(w)
-	}
-	work(0)
-	wg.Wait()
+	kernel.Parallel(workers, work)
 }
 
 // attnProbs writes P (T, T) of sequence b, head h into p, its computed blocks only; nq and
