@@ -17,6 +17,8 @@ import subprocess
 import sys
 
 CLASSES = [
+    ("polling: kernel.Parallel's workers and callers waiting for a part",
+     r"kernel\.\(\*worker\)\.(await|wait)"),
     ("runtime: wake-ups, scheduling, GC",
      r"runtime\.(gcBgMarkWorker|gcAssist|mallocgc|futex|schedule|findRunnable|park_m|notesleep|stopm|mcall|usleep|osyield|wakep|startm|goready|newproc|bgsweep|bgscavenge)"),
     ("bounds: power iteration, token2, spectral norms, gains, contraction",

@@ -13,10 +13,11 @@ import (
 // may overlap and nest. Which goroutine runs an f(i) never changes what it computes.
 //
 // A worker that has run its part polls for the next for spinFor before it blocks, and a
-// caller polls for its workers' ends as long before it blocks: a training step of a small
-// model runs hundreds of parallel sections a few tens of microseconds apart, and a
-// goroutine started for each, or woken from a blocked thread, reached the other core too
-// late to share the work (docs/performance.md, "Hand-offs between the cores").
+// caller polls for its workers' ends as long before it blocks, both yielding the processor
+// every yieldEvery: a training step of a small model runs hundreds of parallel sections a
+// few tens of microseconds apart, and a goroutine started for each, or woken from a
+// blocked thread, reached the other core too late to share the work (docs/performance.md,
+// "Hand-offs between the cores").
 func Parallel(w int, f func(i int)) {
 	if w <= 1 {
 		if w == 1 {
@@ -46,10 +47,44 @@ func Parallel(w int, f func(i int)) {
 // when the work stops.
 const spinFor = 50 * time.Microsecond
 
-// pollsPerCheck is the polls between two readings of the clock, each followed by a
-// runtime.Gosched so that a poller never holds a processor from runnable goroutines
-// for longer than that.
+// pollsPerCheck is the polls between two readings of the clock.
 const pollsPerCheck = 64
+
+// yieldEvery is how often a poller gives its processor to runnable goroutines
+// (runtime.Gosched): rarely enough that yielding, which takes the scheduler's lock, is a
+// small part of polling, often enough that a goroutine queued behind a poller waits
+// little.
+const yieldEvery = 10 * time.Microsecond
+
+// poller paces a polling loop.
+type poller struct {
+	n              int
+	start, yielded time.Time
+}
+
+// newPoller starts the pacing of a polling loop.
+func newPoller() poller {
+	now := time.Now()
+	return poller{start: now, yielded: now}
+}
+
+// expired counts a poll and reports whether spinFor has passed since the loop began,
+// yielding the processor every yieldEvery.
+func (p *poller) expired() bool {
+	p.n++
+	if p.n%pollsPerCheck != 0 {
+		return false
+	}
+	now := time.Now()
+	if now.Sub(p.start) > spinFor {
+		return true
+	}
+	if now.Sub(p.yielded) > yieldEvery {
+		runtime.Gosched()
+		p.yielded = now
+	}
+	return false
+}
 
 // maxClaim bounds the workers one Parallel takes; parts beyond it get goroutines.
 const maxClaim = 63
@@ -143,18 +178,14 @@ func (wk *worker) start(f func(int), i int) {
 
 // wait returns when the worker's part has returned, and frees the worker.
 func (wk *worker) wait() {
-	deadline := time.Now().Add(spinFor)
-	for n := 1; wk.state.Load() != workerFinished; n++ {
-		if n%pollsPerCheck != 0 {
-			continue
-		}
-		if time.Now().After(deadline) {
+	p := newPoller()
+	for wk.state.Load() != workerFinished {
+		if p.expired() {
 			for wk.state.Load() != workerFinished {
 				<-wk.done // a token left by an earlier part only makes the loop look again
 			}
 			break
 		}
-		runtime.Gosched()
 	}
 	wk.state.Store(workerIdle)
 }
@@ -177,8 +208,8 @@ func (wk *worker) loop() {
 // await returns when the worker has a part to run: polling while it is idle (or not yet
 // given back by its last caller) for spinFor, then blocked until a caller wakes it.
 func (wk *worker) await() {
-	deadline := time.Now().Add(spinFor)
-	for n := 1; ; n++ {
+	p := newPoller()
+	for {
 		s := wk.state.Load()
 		if s == workerReady {
 			return
@@ -187,13 +218,8 @@ func (wk *worker) await() {
 			<-wk.wake
 			continue
 		}
-		if n%pollsPerCheck != 0 {
-			continue
-		}
-		if s == workerIdle && time.Now().After(deadline) && wk.state.CompareAndSwap(workerIdle, workerParked) {
+		if p.expired() && s == workerIdle && wk.state.CompareAndSwap(workerIdle, workerParked) {
 			<-wk.wake
-			continue
 		}
-		runtime.Gosched()
 	}
 }
