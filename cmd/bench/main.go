@@ -63,6 +63,7 @@ type options struct {
 	out     string   // file that receives the JSON records too, or ""
 	soak    int      // training steps of a soak (bench.Plan.Soak) instead of the timed modes, or 0
 	cpuProf string   // file that receives a CPU profile of the Go measurements, or ""
+	trace   string   // file that receives an execution trace of the Go measurements, or ""
 	pool    []string // JSONL files to pool instead of measuring (bench.Pool), or nil
 }
 
@@ -107,6 +108,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.soak, "soak", 0, "instead of timing the modes, run this many training steps of each configuration and architecture and report the live heap along the way (bench.Job.Soak)")
 	pool := fs.Bool("pool", false, "instead of measuring, pool the records of earlier runs: the arguments are their JSONL files (-out, bench/compare.sh); prints Go's and PyTorch's medians over the runs and the ratios")
 	fs.StringVar(&o.cpuProf, "cpuprofile", "", "write a CPU profile of the Go runs (warm-up included) to this file, for go tool pprof")
+	fs.StringVar(&o.trace, "trace", "", "write an execution trace of the Go runs (warm-up included) to this file, for go tool trace: which goroutine ran on which core when")
 	fs.StringVar(&o.keep, "keep", "", "write the checkpoints given to PyTorch into this directory and keep them (default: a temporary directory)")
 	cli.Alias(fs, "o", "out")
 	cli.Alias(fs, "steps", "reps")
@@ -266,6 +268,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		defer stopProfile()
+	}
+	if o.trace != "" {
+		stopTrace, err := cli.StartTrace(o.trace)
+		if err != nil {
+			return err
+		}
+		defer stopTrace()
 	}
 	if o.soak > 0 {
 		if err := out.SoakHeader(o.plan.Set.Dtype.String(), o.soak, o.plan.Set.Warmup); err != nil {

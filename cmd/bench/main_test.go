@@ -107,8 +107,8 @@ func TestJSONSmoke(t *testing.T) {
 		}
 	}
 	stdout.Reset()
-	prof := filepath.Join(t.TempDir(), "cpu.prof")
-	if err := run(context.Background(), []string{"-configs", "tiny", "-archs", "l2", "-modes", "eval", "-reps", "1", "-warmup-reps", "0", "-cpuprofile", prof}, &stdout, &stderr); err != nil {
+	prof, tr := filepath.Join(t.TempDir(), "cpu.prof"), filepath.Join(t.TempDir(), "run.trace")
+	if err := run(context.Background(), []string{"-configs", "tiny", "-archs", "l2", "-modes", "eval", "-reps", "1", "-warmup-reps", "0", "-cpuprofile", prof, "-trace", tr}, &stdout, &stderr); err != nil {
 		t.Fatal(err)
 	}
 	if out := stdout.String(); !strings.Contains(out, "BLAS "+kernel.Backend) || !strings.Contains(out, "tiny l2") {
@@ -116,6 +116,9 @@ func TestJSONSmoke(t *testing.T) {
 	}
 	if b, err := os.ReadFile(prof); err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
 		t.Errorf("-cpuprofile wrote no gzipped profile: %d bytes, %v", len(b), err)
+	}
+	if b, err := os.ReadFile(tr); err != nil || !bytes.HasPrefix(b, []byte("go 1.")) || !bytes.Contains(b[:16], []byte(" trace")) {
+		t.Errorf("-trace wrote no execution trace: %d bytes, %v", len(b), err)
 	}
 }
 
