@@ -17,9 +17,9 @@ func Workers(n, cost int) int {
 
 // ParallelFor splits the items [0, n) into w = Workers(n, cost) contiguous chunks and calls
 // f(i, lo, hi) for chunk i, the first on the calling goroutine and the others on
-// Parallel's workers; it returns when all are done. The chunks depend on GOMAXPROCS: a caller that sums
-// across items must keep partial sums per fixed block of items, not per chunk, for its
-// result not to.
+// Parallel's workers; it returns when all are done. The chunks depend on GOMAXPROCS: a
+// caller that sums across items must keep partial sums per fixed block of items, not per
+// chunk, for its result not to.
 func ParallelFor(n, cost int, f func(i, lo, hi int)) {
 	w := Workers(n, cost)
 	if w == 1 {
