@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"runtime"
+	"sync/atomic"
 )
 
 // grain is the fewest elements (or row elements) a goroutine of an elementwise or
@@ -27,6 +28,19 @@ func ParallelFor(n, cost int, f func(i, lo, hi int)) {
 		return
 	}
 	Parallel(w, func(i int) { f(i, i*n/w, (i+1)*n/w) })
+}
+
+// ParallelJobs calls f(w, j) for every job j in [0, n) on Parallel(workers): each worker w
+// takes the next job not yet taken as it becomes free, so a worker that is descheduled (on
+// a shared machine) holds up no more than its current job. A job's result must not depend
+// on w, which is for per-worker scratch.
+func ParallelJobs(n, workers int, f func(w, j int)) {
+	var next atomic.Int64
+	Parallel(workers, func(w int) {
+		for j := int(next.Add(1) - 1); j < n; j = int(next.Add(1) - 1) {
+			f(w, j)
+		}
+	})
 }
 
 // sumBlock is the number of rows of one partial sum of colSums: fixed, so that the sums do

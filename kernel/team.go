@@ -110,10 +110,7 @@ func (c *crew) claim(out []*worker) int {
 		if n == len(out) {
 			break
 		}
-		if wk.state.CompareAndSwap(workerIdle, workerClaimed) {
-			out[n] = wk
-			n++
-		} else if wk.state.CompareAndSwap(workerParked, workerWaking) {
+		if wk.state.CompareAndSwap(workerIdle, workerClaimed) || wk.state.CompareAndSwap(workerParked, workerWaking) {
 			out[n] = wk
 			n++
 		}
@@ -194,8 +191,7 @@ func (wk *worker) wait() {
 func (wk *worker) loop() {
 	for {
 		wk.await()
-		f := wk.f
-		f(wk.i)
+		wk.f(wk.i)
 		wk.f = nil
 		wk.state.Store(workerFinished)
 		select {

@@ -66,13 +66,40 @@ func TestParallelOverlapsAndNests(t *testing.T) {
 	wg.Wait()
 }
 
-// TestParallelWithOneProcessor: at GOMAXPROCS 1 a worker that polls must not keep the
-// caller from running: Parallel still returns (the pollers yield the processor).
+// TestParallelWithOneProcessor: at GOMAXPROCS 1, where a polling worker and its caller
+// share the one processor, the workers of earlier calls still run every part once, nested
+// calls included. (It would pass, slowly, without the pollers' yields: the blocking after
+// spinFor, and the runtime's preemption, hand the processor over too.)
 func TestParallelWithOneProcessor(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	checkParts(t, 2, false) // the worker polls now
 	runtime.GOMAXPROCS(1)
 	for w := 1; w <= 4; w++ {
 		checkParts(t, w, true)
+	}
+}
+
+// TestParallelJobsRunsEveryJobOnce: ParallelJobs runs every job once, each on a worker
+// index below the workers asked for, for more jobs than workers and fewer.
+func TestParallelJobsRunsEveryJobOnce(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
+	for _, c := range [][2]int{{0, 1}, {1, 3}, {2, 3}, {50, 3}, {50, 1}} {
+		n, workers := c[0], c[1]
+		runs := make([]atomic.Int32, n)
+		var badWorker atomic.Bool
+		ParallelJobs(n, workers, func(w, j int) {
+			if w < 0 || w >= workers {
+				badWorker.Store(true)
+			}
+			runs[j].Add(1)
+		})
+		for j := range runs {
+			if got := runs[j].Load(); got != 1 {
+				t.Errorf("%d jobs on %d workers: job %d ran %d times", n, workers, j, got)
+			}
+		}
+		if badWorker.Load() {
+			t.Errorf("%d jobs on %d workers: a worker index out of range", n, workers)
+		}
 	}
 }

@@ -2,7 +2,6 @@ package model
 
 import (
 	"runtime"
-	"sync/atomic"
 
 	"lipformer/kernel"
 	"lipformer/layers"
@@ -46,8 +45,9 @@ func (m *Model) Attentions() []*layers.Attention {
 // every token-norm attention bound, updating their persistent vectors in place: once
 // before each training step, more before an inversion. It does nothing for architectures
 // without them. Each estimate has its own vectors and scratch, so they run on up to
-// GOMAXPROCS goroutines (kernel.Parallel), each taking the next one not taken (the attention bounds, the
-// largest, first), with the results of running them one after another.
+// GOMAXPROCS goroutines, each taking the next one not taken (kernel.ParallelJobs; the
+// attention bounds, the largest, first), with the results of running them one after
+// another.
 func (m *Model) PowerIterate(n int) {
 	var jobs []func()
 	for _, a := range m.Attentions() {
@@ -58,13 +58,7 @@ func (m *Model) PowerIterate(n int) {
 	for _, sn := range m.SpectralNorms() {
 		jobs = append(jobs, func() { sn.Iterate(n) })
 	}
-	var next atomic.Int64
-	run := func() {
-		for i := next.Add(1) - 1; i < int64(len(jobs)); i = next.Add(1) - 1 {
-			jobs[i]()
-		}
-	}
-	kernel.Parallel(min(runtime.GOMAXPROCS(0), len(jobs)), func(int) { run() })
+	kernel.ParallelJobs(len(jobs), min(runtime.GOMAXPROCS(0), len(jobs)), func(_, j int) { jobs[j]() })
 }
 
 // Buffers returns the tensors that checkpoints save besides the parameters: the power

@@ -3,7 +3,6 @@ package ops
 import (
 	"math"
 	"runtime"
-	"sync/atomic"
 
 	"gorgonia.org/tensor"
 
@@ -114,20 +113,14 @@ func jobProbs[T kernel.Float](g attnGeometry, probs []T, b, h int) []T {
 }
 
 // runJobs runs f for every (sequence b, head h) on at most GOMAXPROCS goroutines, the
-// calling one included (kernel.Parallel), each with its own scratch slice kept in ws. The workers take the
-// next job as they become free, so one that is descheduled (on a shared machine) holds up
-// no more than its current job; a job's result does not depend on the worker.
+// calling one included, each with its own scratch slice kept in ws (kernel.ParallelJobs:
+// the workers take the next job as they become free); a job's result does not depend on
+// the worker.
 func runJobs[T kernel.Float](g attnGeometry, ws *kernel.Workspace, f func(scratch []T, b, h int)) {
 	jobs := g.batch * g.spec.Heads
 	workers := min(runtime.GOMAXPROCS(0), jobs)
 	bufs := kernel.Scratch[T](ws, workers, g.scratchLen())
-	var next atomic.Int64
-	work := func(w int) {
-		for j := int(next.Add(1) - 1); j < jobs; j = int(next.Add(1) - 1) {
-			f(bufs[w], j/g.spec.Heads, j%g.spec.Heads)
-		}
-	}
-	kernel.Parallel(workers, work)
+	kernel.ParallelJobs(jobs, workers, func(w, j int) { f(bufs[w], j/g.spec.Heads, j%g.spec.Heads) })
 }
 
 // attnProbs writes P (T, T) of sequence b, head h into p, its computed blocks only; nq and
