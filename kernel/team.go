@@ -42,10 +42,11 @@ func Parallel(w int, f func(i int)) {
 }
 
 // spinFor is how long a worker that has run its part polls for the next one, and a caller
-// for its workers' ends, before blocking: longer than the serial stretch between two
-// parallel sections of a small model's step, short enough to give the core back soon
-// when the work stops.
-const spinFor = 50 * time.Microsecond
+// for its workers' ends, before blocking: longer than all but the rarest serial stretches
+// between two parallel sections of a training step (at P2, 99% of them are under a
+// millisecond), since a worker that has blocked comes back late; short enough to give the
+// core back soon when the work stops (docs/performance.md, "Hand-offs between the cores").
+const spinFor = time.Millisecond
 
 // pollsPerCheck is the polls between two readings of the clock.
 const pollsPerCheck = 64
