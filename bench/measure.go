@@ -114,6 +114,15 @@ type Measurement struct {
 	InteropThreads int     `json:"interop_threads,omitempty"`
 	BLASThreads    int     `json:"blas_threads,omitempty"`
 	OMPWaitPolicy  string  `json:"omp_wait_policy,omitempty"`
+	// Interleaved: timed in alternation with the other architectures of its configuration
+	// (MeasureInterleaved); the live heap is then theirs together. PairedQ1, PairedMedian
+	// and PairedQ3 are the quartiles over the rounds of its run time over PairedWith's in
+	// the same round (the first architecture's; absent for that one).
+	Interleaved  bool    `json:"interleaved,omitempty"`
+	PairedWith   string  `json:"paired_with,omitempty"`
+	PairedQ1     float64 `json:"paired_q1,omitempty"`
+	PairedMedian float64 `json:"paired_median,omitempty"`
+	PairedQ3     float64 `json:"paired_q3,omitempty"`
 }
 
 // NsPerGen is a sample measurement's median nanoseconds per generated token: Go's
@@ -249,13 +258,23 @@ func (j Job) ArchName() string {
 func (j Job) Measure(mode string) (Measurement, error) {
 	w, err := j.Workload(mode)
 	if err != nil {
-		return Measurement{}, fmt.Errorf("%s %s %s: %w", j.Preset.Name, j.Cfg.Arch, mode, err)
+		return Measurement{}, j.errorf(mode, err)
 	}
 	defer w.Close()
 	tm, err := timeRuns(j.Set.Warmup, j.Set.Steps, w.Run)
 	if err != nil {
-		return Measurement{}, fmt.Errorf("%s %s %s: %w", j.Preset.Name, j.Cfg.Arch, mode, err)
+		return Measurement{}, j.errorf(mode, err)
 	}
+	return j.measurement(mode, w, tm)
+}
+
+// errorf names the job and mode in err.
+func (j Job) errorf(mode string, err error) error {
+	return fmt.Errorf("%s %s %s: %w", j.Preset.Name, j.Cfg.Arch, mode, err)
+}
+
+// measurement is the Measurement of the job's workload w in mode from its timing tm.
+func (j Job) measurement(mode string, w *Workload, tm timing) (Measurement, error) {
 	med := stats.Median(tm.durs).Seconds()
 	gflop := w.FLOPs / 1e9
 	r := Measurement{Impl: "go", Config: j.Preset.Name, Arch: j.ArchName(), Mode: mode, Dtype: j.Cfg.Dtype.String(), Backend: kernel.Backend,
@@ -266,8 +285,9 @@ func (j Job) Measure(mode string) (Measurement, error) {
 		BytesPerStep: tm.bytes, AllocsPerStep: tm.allocs, HeapLiveStart: tm.heapStart, HeapLiveEnd: tm.heapEnd,
 		GoVersion: runtime.Version()}
 	if w.Loss != nil {
+		var err error
 		if r.Loss, err = w.Loss(); err != nil {
-			return Measurement{}, fmt.Errorf("%s %s %s: %w", j.Preset.Name, j.Cfg.Arch, mode, err)
+			return Measurement{}, j.errorf(mode, err)
 		}
 	}
 	if mode == ModeSample {

@@ -75,6 +75,10 @@ func (p *Printer) Measurement(r Measurement) error {
 	_, err := fmt.Fprintf(p.W, "%-5s %-4s %-20s %-6s %10.2f %19s %9.0f %8.3f %8.2f %9s %9s %15s %8.0f %9s %7s\n",
 		r.Impl, r.Config, r.Arch, r.Mode, r.MsMedian, fmt.Sprintf("%.2f..%.2f", r.MsMin, r.MsMax), r.TokensPerS,
 		r.GFLOP, r.GFLOPPerS, mem, allocs, heap, r.NsPerToken, gen, speed)
+	if err == nil && r.PairedWith != "" {
+		_, err = fmt.Fprintf(p.W, "%-32s over %s in the same round: %.3f (quartiles %.3f..%.3f, %d rounds)\n",
+			"", r.PairedWith, r.PairedMedian, r.PairedQ1, r.PairedQ3, r.Steps)
+	}
 	return err
 }
 

@@ -20,13 +20,23 @@ type Plan struct {
 	Torch   *Torch  // or nil: Go alone
 	Dir     string  // with Torch: where the checkpoints given to PyTorch are written
 	LossTol float64 // with Torch: the largest accepted |Go - PyTorch| loss, in nats (LossCheck)
+	// Interleave times each configuration's architectures in alternation
+	// (MeasureInterleaved), not one after the other; not with Torch.
+	Interleave bool
 }
 
 // Run measures the plan's jobs in order, each mode in Go (Job.Measure), then with Torch
-// in PyTorch (Job.TorchRun), and passes every measurement to emit as it is made, with its
+// in PyTorch (Job.TorchRun), or with Interleave each configuration's jobs in alternation
+// (MeasureInterleaved), and passes every measurement to emit as it is made, with its
 // speedup over the training step of the same job and implementation. It returns the
 // Go/PyTorch comparisons of every mode measured by both, and the loss checks.
 func (p Plan) Run(ctx context.Context, emit func(Measurement) error) ([]Comparison, []LossCheck, error) {
+	if p.Interleave {
+		if p.Torch != nil {
+			return nil, nil, errors.New("bench: interleaved runs are Go's alone (no PyTorch)")
+		}
+		return nil, nil, p.runInterleaved(ctx, emit)
+	}
 	var comps []Comparison
 	var checks []LossCheck
 	for _, pr := range p.Presets {
@@ -69,6 +79,36 @@ func (p Plan) Run(ctx context.Context, emit func(Measurement) error) ([]Comparis
 		}
 	}
 	return comps, checks, nil
+}
+
+// runInterleaved measures each preset's architectures in alternation, mode by mode
+// (MeasureInterleaved), and passes every measurement to emit with its speedup over the
+// training step of the same architecture.
+func (p Plan) runInterleaved(ctx context.Context, emit func(Measurement) error) error {
+	for _, pr := range p.Presets {
+		jobs := make([]Job, len(p.Archs))
+		runs := make([]map[string]Measurement, len(p.Archs))
+		for k, arch := range p.Archs {
+			jobs[k], runs[k] = NewJob(pr, arch, p.Set), map[string]Measurement{}
+		}
+		for _, mode := range p.Modes {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			rs, err := MeasureInterleaved(jobs, mode)
+			if err != nil {
+				return err
+			}
+			for k, r := range rs {
+				r.AddSpeedup(runs[k])
+				runs[k][mode] = r
+				if err := emit(r); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // Soak soaks every preset with every architecture for the given training steps

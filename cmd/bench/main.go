@@ -94,6 +94,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.plan.Set.TokenBytes, "token-bytes", 0, "give every architecture tokens of `n` bytes (train -token-bytes: a token table row per byte and the n - 1 before it, an untied head), in Go and in PyTorch; measurements named arch+tkN (0 or 1: byte tokens)")
 	fs.BoolVar(&o.plan.Set.Ball, "ball", false, "put a ball norm before every branch of every architecture (train -norm ball), in Go and in PyTorch; measurements named arch+ball (invertible-l2 needs -recipe's token2 bound with it)")
 	fs.TextVar(&o.plan.Set.L2Bound, "l2-bound", ops.BoundKim, "the `bound` contractive-l2 and invertible-l2 divide by without -recipe (train -l2-bound): kim, product or token2, in Go and in PyTorch; measurements named arch+product, arch+token2")
+	fs.BoolVar(&o.plan.Interleave, "interleave", false, "time each configuration's architectures in alternation, a run of each per round, in one process (bench.MeasureInterleaved), and print each one's run time over the first architecture's in the same round (quartiles over the rounds): comparisons that the machine's drift does not blur; not with -torch or -soak")
 	fs.BoolVar(&o.plan.Set.Recipe, "recipe", false, "measure contractive-l2 and invertible-l2 as their certified recipes train them (the token2 bound, temperatures, position bias; invertible-l2 with the MLP gain and 8 MLP sub-blocks), named arch+recipe")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object per measurement (and per comparison) instead of a table")
 	fs.BoolVar(&o.torch, "torch", false, "also run bench/torch_ref.py on the same weights and batch: step-0 loss check and Go/PyTorch time ratios")
@@ -177,6 +178,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.plan.Set.SampleWindow != string(model.Shift) && o.plan.Set.SampleWindow != bench.SampleWindowNone {
 		errs = append(errs, fmt.Sprintf("-sample-window %q, want shift or none", o.plan.Set.SampleWindow))
+	}
+	if o.plan.Interleave && (o.torch || o.soak > 0) {
+		errs = append(errs, "-interleave: not with -torch or -soak")
 	}
 	if o.soak < 0 || (o.soak > 0 && o.torch) {
 		errs = append(errs, fmt.Sprintf("-soak %d, want >= 0 and without -torch", o.soak))

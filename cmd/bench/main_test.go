@@ -36,6 +36,8 @@ func TestBadFlagsGiveClearErrors(t *testing.T) {
 		{[]string{"-torch", "-torch-threads", "0"}, "-torch-threads 0"},
 		{[]string{"-torch-omp-wait", "busy"}, "-torch-omp-wait"},
 		{[]string{"-torch", "-torch-script", "/nonexistent/torch_ref.py", "-configs", "tiny"}, "/nonexistent/torch_ref.py"},
+		{[]string{"-interleave", "-torch"}, "-interleave: not with -torch or -soak"},
+		{[]string{"-interleave", "-soak", "3"}, "-interleave: not with -torch or -soak"},
 		{[]string{"P1"}, "unexpected arguments"},
 		{[]string{"-bogus"}, "bogus"},
 	} {
