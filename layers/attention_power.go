@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 	"gorgonia.org/tensor"
 
@@ -21,14 +22,15 @@ type AttnPower struct {
 	UN *Buffer // (D)
 	VN *Buffer // (D)
 
-	work *weights64 // PowerIterate's float64 weights and N, kept from step to step
+	work *weights64 // PowerIterate's float64 weights and scratch, kept from step to step
 }
 
 // weights64 holds a tied L2 layer's weights before its temperatures as float64 matrices,
-// as its bounds read them (rawBoundWeights), and the power iteration's N.
+// as its bounds read them (rawBoundWeights), and the power iteration's scratch.
 type weights64 struct {
 	wq, wv []*mat.Dense // (D, d) per head
-	wo, n  *mat.Dense   // (D, D): W^O, and N (lipschitz.StackedN) when PowerIterate made it
+	wo     *mat.Dense   // (D, D)
+	nv     [3][]float64 // N v and N^T u (D each), and lipschitz.StackedNMulVec's scratch (D + d)
 }
 
 // load fills w with a's weights before its temperatures, allocating them on first use; a
@@ -98,7 +100,7 @@ func (a *Attention) PowerIterate(n int) {
 	}
 	if a.Power.work == nil {
 		dim := a.WQ.Value.Shape()[0]
-		a.Power.work = &weights64{n: mat.NewDense(dim, dim, nil)}
+		a.Power.work = &weights64{nv: [3][]float64{make([]float64, dim), make([]float64, dim), make([]float64, dim+dim/a.Heads)}}
 	}
 	w := a.Power.work
 	w.load(a)
@@ -112,7 +114,19 @@ func (a *Attention) PowerIterate(n int) {
 		powerIterateDense(w.wq[h], uq[h*dim:(h+1)*dim], vq[h*d:(h+1)*d], n)
 	}
 	un, vn := a.Power.UN.Float64s(), a.Power.VN.Float64s()
-	powerIterateDense(lipschitz.StackedNInto(w.n, w.wq, w.wv, w.wo), un, vn, n)
+	// on N = lipschitz.StackedN without forming it: its products with vectors are all the
+	// iteration needs, at 3 D d multiply-adds a head against 2 D^2 d for N itself
+	for range n {
+		nv, ntu := w.nv[0], w.nv[1]
+		lipschitz.StackedNMulVec(nv, w.wq, w.wv, w.wo, vn, false, w.nv[2])
+		norm := floats.Norm(nv, 2)
+		if norm == 0 {
+			break
+		}
+		floats.ScaleTo(un, 1/norm, nv)
+		lipschitz.StackedNMulVec(ntu, w.wq, w.wv, w.wo, un, true, w.nv[2])
+		floats.ScaleTo(vn, 1/floats.Norm(ntu, 2), ntu)
+	}
 	a.Power.UQ.setFloat64s(uq)
 	a.Power.VQ.setFloat64s(vq)
 	a.Power.UN.setFloat64s(un)

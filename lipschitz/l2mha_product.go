@@ -60,21 +60,74 @@ func L2MHABoundInfProductBiased(n int, wq, wv []*mat.Dense, wo *mat.Dense, bias 
 // P Q_h N_h (docs/math.md, "The decomposition every bound uses").
 func StackedN(wq, wv []*mat.Dense, wo *mat.Dense) *mat.Dense {
 	dim := wo.RawMatrix().Rows
-	return StackedNInto(mat.NewDense(dim, dim, nil), wq, wv, wo)
-}
-
-// StackedNInto writes StackedN(wq, wv, wo) into n (D, D) and returns it, with the same
-// values: for a caller that forms N every training step without allocating it anew.
-func StackedNInto(n *mat.Dense, wq, wv []*mat.Dense, wo *mat.Dense) *mat.Dense {
-	dim := wo.RawMatrix().Rows
 	d := dim / len(wq)
-	m := mat.NewDense(d, d, nil)
+	n, m := mat.NewDense(dim, dim, nil), mat.NewDense(d, d, nil)
 	for h := range wq {
 		m.Mul(wq[h].T(), wv[h])
 		m.Scale(1/math.Sqrt(float64(d)), m)
 		n.Slice(h*d, (h+1)*d, 0, dim).(*mat.Dense).Mul(m, wo.Slice(h*d, (h+1)*d, 0, dim))
 	}
 	return n
+}
+
+// StackedNMulVec writes into y (D) N x, or N^T x with trans, for N = StackedN(wq, wv, wo)
+// and x (D), without forming N: per head, three products of a (D, d) block with a vector,
+// 3 D d multiply-adds, where forming N takes 2 D^2 d. tmp is scratch of D + d elements.
+// Power iteration on N needs these products alone.
+func StackedNMulVec(y []float64, wq, wv []*mat.Dense, wo *mat.Dense, x []float64, trans bool, tmp []float64) {
+	dim := wo.RawMatrix().Rows
+	d := dim / len(wq)
+	inv := 1 / math.Sqrt(float64(d))
+	long, short := tmp[:dim], tmp[dim:dim+d]
+	o := wo.RawMatrix()
+	if trans {
+		clear(y)
+	}
+	for h := range wq {
+		q, v := wq[h].RawMatrix(), wv[h].RawMatrix()
+		if !trans { // N_h x = (W^{Q,h})^T (W^{V,h} (W^{O,h} x)) / sqrt(d)
+			for r := range d {
+				short[r] = dot(o.Data[(h*d+r)*o.Stride:][:dim], x)
+			}
+			for i := range dim {
+				long[i] = dot(v.Data[i*v.Stride:][:d], short)
+			}
+			out := y[h*d : (h+1)*d]
+			clear(out)
+			for i, li := range long {
+				axpy(out, li*inv, q.Data[i*q.Stride:][:d])
+			}
+			continue
+		}
+		// N_h^T x_h = (W^{O,h})^T ((W^{V,h})^T (W^{Q,h} x_h)) / sqrt(d), summed over h
+		xh := x[h*d : (h+1)*d]
+		for i := range dim {
+			long[i] = dot(q.Data[i*q.Stride:][:d], xh)
+		}
+		clear(short)
+		for i, li := range long {
+			axpy(short, li, v.Data[i*v.Stride:][:d])
+		}
+		for r, sr := range short {
+			axpy(y, sr*inv, o.Data[(h*d+r)*o.Stride:][:dim])
+		}
+	}
+}
+
+// dot is the inner product of a and b (len(a) <= len(b)).
+func dot(a, b []float64) float64 {
+	s := 0.0
+	for i, x := range a {
+		s += x * b[i]
+	}
+	return s
+}
+
+// axpy adds a x to y (len(x) <= len(y)).
+func axpy(y []float64, a float64, x []float64) {
+	for i, v := range x {
+		y[i] += a * v
+	}
 }
 
 // IdentityL2LipInf is the inf-norm Lipschitz upper bound 4 sqrt(d) phi^{-1}(n-1) + 1 of

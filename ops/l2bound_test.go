@@ -378,9 +378,11 @@ func TestL2ProductFactorsMatchLoops(t *testing.T) {
 	check("float32", got, widen(q32), widen(v32), widen(o32))
 }
 
-// TestTok2FactorsMatchLoops: the token2 bound's factors (M_h, s_h, sigma_N, the bound)
-// equal, bit for bit, those of the defining loops, each sum taken element by element in
-// the same order, with 2 heads of width 4 and no bias.
+// TestTok2FactorsMatchLoops: the token2 bound's factors (W^{Q,h} un_h, W^{V,h} (W^O vn)_h,
+// s_h, sigma_N, the bound) equal, bit for bit, those of the defining loops, each sum taken
+// element by element in the same order, and sigma_N equals un^T N vn summed through the
+// heads' M_h = (W^{Q,h})^T W^{V,h} / sqrt(hd) to rounding, with 2 heads of width 4 and no
+// bias.
 func TestTok2FactorsMatchLoops(t *testing.T) {
 	const d, heads, hd = 8, 2, 4
 	r := func(seed uint64, n ...int) []float64 { return gradcheck.Rand(seed, 1, n...).Data().([]float64) }
@@ -393,30 +395,31 @@ func TestTok2FactorsMatchLoops(t *testing.T) {
 			ov[a] += wo[a*d+e] * vn[e]
 		}
 	}
-	var sigma, q float64
+	var sigma, viaM, q float64
 	for h := range heads {
 		lo := h * hd
 		m := make([]float64, hd*hd)
-		s := 0.0
+		s, sh := 0.0, 0.0
 		for i := range d {
-			qv := 0.0
+			qv, qu, vo := 0.0, 0.0, 0.0
 			for r := range hd {
 				qv += wq[i*d+lo+r] * vq[h*hd+r]
+				qu += wq[i*d+lo+r] * un[lo+r]
+				vo += wv[i*d+lo+r] * ov[lo+r]
 				for c := range hd {
-					m[r*hd+c] += wq[i*d+lo+r] * wv[i*d+lo+c]
+					m[r*hd+c] += wq[i*d+lo+r] * wv[i*d+lo+c] * inv
 				}
 			}
+			if got.qu[h*d+i] != qu || got.vo[h*d+i] != vo {
+				t.Fatalf("head %d, row %d: W^Q un %.17g and W^V omega %.17g, want %.17g and %.17g", h, i, got.qu[h*d+i], got.vo[h*d+i], qu, vo)
+			}
 			s += uq[h*d+i] * qv
+			sh += qu * vo
 		}
+		sigma += sh * inv
 		for r := range hd {
 			for c := range hd {
-				m[r*hd+c] *= inv
-				sigma += un[lo+r] * m[r*hd+c] * ov[lo+c]
-			}
-		}
-		for i, x := range m {
-			if got.m[h*hd*hd+i] != x {
-				t.Fatalf("M_%d[%d] = %.17g, want %.17g", h, i, got.m[h*hd*hd+i], x)
+				viaM += un[lo+r] * m[r*hd+c] * ov[lo+c]
 			}
 		}
 		if got.s[h] != s {
@@ -426,5 +429,8 @@ func TestTok2FactorsMatchLoops(t *testing.T) {
 	}
 	if q = math.Sqrt(q); got.sigma != sigma || got.bound != q*sigma {
 		t.Fatalf("sigma_N %.17g and bound %.17g, want %.17g and %.17g", got.sigma, got.bound, sigma, q*sigma)
+	}
+	if math.Abs(sigma-viaM) > 1e-13*math.Max(1, math.Abs(viaM)) {
+		t.Fatalf("sigma_N %.17g through the heads' products, %.17g through M_h", sigma, viaM)
 	}
 }

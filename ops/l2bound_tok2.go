@@ -221,18 +221,20 @@ type tok2Bound[T kernel.Float] struct {
 	d, hd, n                   int
 	k                          []float64 // (H): k_h = 1 + 4 W_0(S_h / e)
 	mass                       []float64 // (H): S_h
-	m                          []float64 // (H, hd, hd): M_h
+	qu, vo                     []float64 // (H, D): W^{Q,h} un_h and W^{V,h} (W^O vn)_h
 	s                          []float64 // (H): s_h
 	ov                         []float64 // (D): W^O vn
 	q, sigma                   float64   // sqrt(sum_h k_h^2 s_h^2) and sigma_N
 	bound                      float64
 }
 
-// tok2Factors evaluates the bound.
+// tok2Factors evaluates the bound. sigma_N = un^T N vn is summed over the heads as
+// (W^{Q,h} un_h)^T (W^{V,h} (W^O vn)_h) / sqrt(hd), un_h^T M_h (W^O vn)_h without M_h:
+// three products of a (D, hd) block with a vector per head.
 func tok2Factors[T kernel.Float](wq, wv, wo, uq, vq, un, vn, bias []T, d, heads, n int) tok2Bound[T] {
 	hd := d / heads
 	b := tok2Bound[T]{wq: wq, wv: wv, wo: wo, uq: uq, vq: vq, un: un, vn: vn, bias: bias, d: d, hd: hd, n: n,
-		k: make([]float64, heads), mass: make([]float64, heads), m: make([]float64, heads*hd*hd), s: make([]float64, heads)}
+		k: make([]float64, heads), mass: make([]float64, heads), qu: make([]float64, heads*d), vo: make([]float64, heads*d), s: make([]float64, heads)}
 	row := make([]float64, n)
 	for h := range heads {
 		b.mass[h] = float64(n - 1)
@@ -244,32 +246,30 @@ func tok2Factors[T kernel.Float](wq, wv, wo, uq, vq, un, vn, bias []T, d, heads,
 		}
 		b.k[h] = 1 + 4*lipschitz.PhiInvOf(b.mass[h])
 	}
-	inv := 1 / math.Sqrt(float64(hd))
 	ov := make([]float64, d) // W^O vn
 	kernel.MatVec64(ov, wo, d, vn)
 	b.ov = ov
-	// M_h and s_h, each head's alone, on the cores; the sums across heads below stay in
-	// head order, so that the bound does not depend on the number of goroutines
-	kernel.ParallelFor(heads, d*hd*hd, func(_, h0, h1 int) {
-		v64, qv := make([]float64, hd), make([]float64, d)
+	// each head's products alone, on the cores; the sums across heads below stay in head
+	// order, so that the bound does not depend on the number of goroutines
+	kernel.ParallelFor(heads, 3*d*hd, func(_, h0, h1 int) {
+		qv := make([]float64, d)
 		for h := h0; h < h1; h++ {
 			lo := h * hd
-			addHeadGram(b.m[h*hd*hd:(h+1)*hd*hd], v64, wq, wv, d, lo, hd)
+			kernel.MatVec64(b.qu[h*d:(h+1)*d], wq[lo:], d, un[lo:lo+hd])
+			kernel.MatVec64(b.vo[h*d:(h+1)*d], wv[lo:], d, ov[lo:lo+hd])
 			kernel.MatVec64(qv, wq[lo:], d, vq[h*hd:(h+1)*hd]) // (W^{Q,h} vq_h)_i
 			for i, x := range qv {
 				b.s[h] += float64(uq[h*d+i]) * x
 			}
 		}
 	})
+	inv := 1 / math.Sqrt(float64(hd))
 	for h := range heads {
-		lo := h * hd
-		m := b.m[h*hd*hd : (h+1)*hd*hd]
-		for r := range hd { // sigma_N = sum_r un[lo+r] sum_t M_h[r, t] (W^O vn)[lo+t]
-			for t := range hd {
-				m[r*hd+t] *= inv
-				b.sigma += float64(un[lo+r]) * m[r*hd+t] * ov[lo+t]
-			}
+		sh := 0.0
+		for i, x := range b.qu[h*d : (h+1)*d] {
+			sh += x * b.vo[h*d+i]
 		}
+		b.sigma += sh * inv
 		b.q += b.k[h] * b.k[h] * b.s[h] * b.s[h]
 	}
 	b.q = math.Sqrt(b.q)
@@ -312,7 +312,7 @@ func (b tok2Bound[T]) grad(out []T, part int, g float64) {
 		}
 		return
 	}
-	omega, dots := b.ov, make([]float64, d) // W^O vn; a head's d row dots
+	omega := b.ov // W^O vn
 	for h := range b.s {
 		lo := h * hd
 		switch part {
@@ -321,28 +321,26 @@ func (b tok2Bound[T]) grad(out []T, part int, g float64) {
 			if b.q > 0 {
 				cs = g * b.k[h] * b.k[h] * b.sigma * b.s[h] / b.q
 			}
-			kernel.MatVec64(dots, b.wv[lo:], d, omega[lo:lo+hd]) // (W^{V,h} omega_h)_i
-			for i, vo := range dots {
+			for i, vo := range b.vo[h*d : (h+1)*d] { // (W^{V,h} omega_h)_i
 				row := out[i*d+lo : i*d+lo+hd]
 				for r := range hd {
 					row[r] = T(0 + cs*float64(b.uq[h*d+i])*float64(b.vq[h*hd+r]) + cN*float64(b.un[lo+r])*vo*inv)
 				}
 			}
 		case 1:
-			kernel.MatVec64(dots, b.wq[lo:], d, b.un[lo:lo+hd]) // (W^{Q,h} un_h)_i
-			for i, qu := range dots {
+			for i, qu := range b.qu[h*d : (h+1)*d] { // (W^{Q,h} un_h)_i
 				row := out[i*d+lo : i*d+lo+hd]
 				for t := range hd {
 					row[t] = T(0 + cN*omega[lo+t]*qu*inv)
 				}
 			}
 		case 2:
-			m := b.m[h*hd*hd : (h+1)*hd*hd]
 			for t := range hd {
-				mu := 0.0
-				for r := range hd {
-					mu += m[r*hd+t] * float64(b.un[lo+r])
+				mu := 0.0 // (M_h^T un_h)[t] / sqrt(hd) = (W^{V,h})^T (W^{Q,h} un_h) / sqrt(hd)
+				for i, qu := range b.qu[h*d : (h+1)*d] {
+					mu += float64(b.wv[i*d+lo+t]) * qu
 				}
+				mu *= inv
 				row := out[(lo+t)*d : (lo+t+1)*d]
 				for e := range d {
 					row[e] = T(0 + cN*mu*float64(b.vn[e]))
