@@ -75,9 +75,13 @@ func l2ValuesKernel[T kernel.Float](op *l2ValuesOp, out []T, in [][]T, shape ten
 	rows, cols := shape[0], shape[1]
 	d := cols / op.heads
 	s := T(1 / math.Sqrt(float64(d)))
-	b := kernel.Scratch[T](&op.ws, 1, 2*d*d)[0] // (d, d) twice
-	b1, b2 := b[:d*d], b[d*d:]
-	for h := 0; h < op.heads; h++ {
+	// the heads as jobs, each writing its own columns of out with its worker's scratch: a
+	// head's products are too small to be split, and one after the other they kept the
+	// other core waiting
+	workers := kernel.Workers(op.heads, 4*rows*d*d)
+	bufs := kernel.Scratch[T](&op.ws, workers, 2*d*d) // (d, d) twice a worker
+	kernel.ParallelJobs(op.heads, workers, func(w, h int) {
+		b1, b2 := bufs[w][:d*d], bufs[w][d*d:]
 		wq, wv, o := in[0][h*d:], in[1][h*d:], out[h*d:]
 		switch op.part {
 		case 0:
@@ -94,5 +98,5 @@ func l2ValuesKernel[T kernel.Float](op *l2ValuesOp, out []T, in [][]T, shape ten
 			kernel.Gemm(true, false, d, d, rows, 1, wq, cols, g, cols, 0, b1, d)
 			kernel.Gemm(false, false, rows, d, d, s, wq, cols, b1, d, 0, o, cols)
 		}
-	}
+	})
 }
