@@ -213,11 +213,7 @@ func newMLPResGraph(dt tensor.Dtype, n, d, hid int, fused bool, act Activation) 
 	if err != nil {
 		return nil, err
 	}
-	targets := make([]int, n)
-	for i := range targets {
-		targets[i] = (7 * i) % d
-	}
-	loss, err := CrossEntropy(y, G.NodeFromAny(g, tensor.New(tensor.WithShape(n), tensor.WithBacking(targets))))
+	loss, err := testLoss(g, y)
 	if err != nil {
 		return nil, err
 	}
@@ -322,4 +318,15 @@ func TestMLPResidualRefusesBadShapes(t *testing.T) {
 			t.Errorf("%s: %v, want an error naming the op", name, err)
 		}
 	}
+}
+
+// testLoss is the cross-entropy of the rows of y (N, D) as logits, row i's target i*7 mod D:
+// a loss whose gradient reaches every output.
+func testLoss(g *G.ExprGraph, y *G.Node) (*G.Node, error) {
+	n, d := y.Shape()[0], y.Shape()[1]
+	targets := make([]int, n)
+	for i := range targets {
+		targets[i] = (7 * i) % d
+	}
+	return CrossEntropy(y, G.NodeFromAny(g, tensor.New(tensor.WithShape(n), tensor.WithBacking(targets))))
 }
