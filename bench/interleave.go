@@ -32,7 +32,11 @@ func MeasureInterleaved(jobs []Job, mode string) ([]Measurement, error) {
 		}
 		ws[k] = w
 	}
-	tms, failed, err := timeInterleaved(ws, jobs[0].Set.Warmup, jobs[0].Set.Steps)
+	runs := make([]func(int) error, len(ws))
+	for k, w := range ws {
+		runs[k] = w.Run
+	}
+	tms, failed, err := timeInterleaved(runs, jobs[0].Set.Warmup, jobs[0].Set.Steps)
 	if err != nil {
 		return nil, jobs[failed].errorf(mode, err)
 	}
@@ -52,31 +56,31 @@ func MeasureInterleaved(jobs []Job, mode string) ([]Measurement, error) {
 	return rs, nil
 }
 
-// timeInterleaved runs each workload warmup times, then times steps rounds of a run of
-// each, the first workload of round i being ws[i % len(ws)] and the others following in
-// order, with the allocations of each run counted to its workload and the live heap
-// (settledHeap) before and after the rounds given to all. On a run's error it returns the
-// index of its workload.
-func timeInterleaved(ws []*Workload, warmup, steps int) ([]timing, int, error) {
-	for k, w := range ws {
+// timeInterleaved calls each of runs warmup times, then times steps rounds of a call of
+// each, the first of round i being runs[i % len(runs)] and the others following in order,
+// with the allocations of each call counted to its run and the live heap (settledHeap)
+// before and after the rounds given to all. A run gets the call's index from 0. On a
+// call's error it returns the index of its run.
+func timeInterleaved(runs []func(i int) error, warmup, steps int) ([]timing, int, error) {
+	for k, run := range runs {
 		for i := range warmup {
-			if err := w.Run(i); err != nil {
+			if err := run(i); err != nil {
 				return nil, k, err
 			}
 		}
 	}
-	tms := make([]timing, len(ws))
+	tms := make([]timing, len(runs))
 	for k := range tms {
 		tms[k].durs = make([]time.Duration, steps)
 	}
 	heapStart := settledHeap()
 	var before, after runtime.MemStats
 	for i := range steps {
-		for n := range ws {
-			k := (n + i) % len(ws)
+		for n := range runs {
+			k := (n + i) % len(runs)
 			runtime.ReadMemStats(&before)
 			t0 := time.Now()
-			if err := ws[k].Run(warmup + i); err != nil {
+			if err := runs[k](warmup + i); err != nil {
 				return nil, k, err
 			}
 			tms[k].durs[i] = time.Since(t0)

@@ -86,22 +86,22 @@ func TestPairedQuartiles(t *testing.T) {
 	}
 }
 
-// TestTimeInterleaved: round i starts with workload i mod n and runs each once, a run's
-// time is counted to its own workload, so a workload three times as slow as the first is
-// paired at about 3, and a failing run names its workload.
+// TestTimeInterleaved: round i starts with run i mod n and calls each once, a call's time
+// is counted to its own run, so a run three times as slow as the first is paired at about
+// 3, and a failing call names its run.
 func TestTimeInterleaved(t *testing.T) {
 	var order []int
-	sleeper := func(k int, d time.Duration) *Workload {
-		return &Workload{Run: func(i int) error {
+	sleeper := func(k int, d time.Duration) func(int) error {
+		return func(i int) error {
 			if i >= 2 { // past the warm-up
 				order = append(order, k)
 			}
 			time.Sleep(d)
 			return nil
-		}}
+		}
 	}
-	ws := []*Workload{sleeper(0, 4*time.Millisecond), sleeper(1, 12*time.Millisecond), sleeper(2, 8*time.Millisecond)}
-	tms, _, err := timeInterleaved(ws, 2, 7)
+	runs := []func(int) error{sleeper(0, 4*time.Millisecond), sleeper(1, 12*time.Millisecond), sleeper(2, 8*time.Millisecond)}
+	tms, _, err := timeInterleaved(runs, 2, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,11 +114,11 @@ func TestTimeInterleaved(t *testing.T) {
 	}
 	for k, want := range []float64{3, 2} {
 		if _, m, _ := quartiles(pairedRatios(tms[k+1].durs, tms[0].durs)); m < 0.7*want || m > 1.3*want {
-			t.Errorf("workload %d over workload 0: median %.2f, want about %v", k+1, m, want)
+			t.Errorf("run %d over run 0: median %.2f, want about %v", k+1, m, want)
 		}
 	}
-	ws[2].Run = func(int) error { return errors.New("boom") }
-	if _, k, err := timeInterleaved(ws, 1, 1); err == nil || k != 2 {
-		t.Errorf("a failing third workload: index %d, error %v; want 2 and its error", k, err)
+	runs[2] = func(int) error { return errors.New("boom") }
+	if _, k, err := timeInterleaved(runs, 1, 1); err == nil || k != 2 {
+		t.Errorf("a failing third run: index %d, error %v; want 2 and its error", k, err)
 	}
 }

@@ -307,30 +307,15 @@ type timing struct {
 	heapStart, heapEnd uint64          // live heap after warm-up and after the timed runs (settledHeap)
 }
 
-// timeRuns calls run warmup times, then steps times with each call timed, and reads the
-// allocation counters around the timed calls. run gets the call's index from 0.
+// timeRuns calls run warmup times, then steps times with each call timed, and counts the
+// allocations of the timed calls (timeInterleaved of run alone). run gets the call's index
+// from 0.
 func timeRuns(warmup, steps int, run func(i int) error) (timing, error) {
-	for i := 0; i < warmup; i++ {
-		if err := run(i); err != nil {
-			return timing{}, err
-		}
+	tms, _, err := timeInterleaved([]func(int) error{run}, warmup, steps)
+	if err != nil {
+		return timing{}, err
 	}
-	t := timing{durs: make([]time.Duration, steps)}
-	t.heapStart = settledHeap()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	for i := range t.durs {
-		t0 := time.Now()
-		if err := run(warmup + i); err != nil {
-			return timing{}, err
-		}
-		t.durs[i] = time.Since(t0)
-	}
-	runtime.ReadMemStats(&after)
-	t.bytes = float64(after.TotalAlloc-before.TotalAlloc) / float64(steps)
-	t.allocs = float64(after.Mallocs-before.Mallocs) / float64(steps)
-	t.heapEnd = settledHeap()
-	return t, nil
+	return tms[0], nil
 }
 
 // settledHeap collects garbage until the finalizers it queued have run and their objects

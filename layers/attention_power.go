@@ -30,7 +30,8 @@ type AttnPower struct {
 type weights64 struct {
 	wq, wv []*mat.Dense // (D, d) per head
 	wo     *mat.Dense   // (D, D)
-	nv     [3][]float64 // N v and N^T u (D each), and lipschitz.StackedNMulVec's scratch (D + d)
+	nv, nu []float64    // (D): N v and N^T u, the power iteration's scratch
+	tmp    []float64    // (D + d): lipschitz.StackedNMulVec's scratch
 }
 
 // load fills w with a's weights before its temperatures, allocating them on first use; a
@@ -100,7 +101,7 @@ func (a *Attention) PowerIterate(n int) {
 	}
 	if a.Power.work == nil {
 		dim := a.WQ.Value.Shape()[0]
-		a.Power.work = &weights64{nv: [3][]float64{make([]float64, dim), make([]float64, dim), make([]float64, dim+dim/a.Heads)}}
+		a.Power.work = &weights64{nv: make([]float64, dim), nu: make([]float64, dim), tmp: make([]float64, dim+dim/a.Heads)}
 	}
 	w := a.Power.work
 	w.load(a)
@@ -116,17 +117,9 @@ func (a *Attention) PowerIterate(n int) {
 	un, vn := a.Power.UN.Float64s(), a.Power.VN.Float64s()
 	// on N = lipschitz.StackedN without forming it: its products with vectors are all the
 	// iteration needs, at 3 D d multiply-adds a head against 2 D^2 d for N itself
-	for range n {
-		nv, ntu := w.nv[0], w.nv[1]
-		lipschitz.StackedNMulVec(nv, w.wq, w.wv, w.wo, vn, false, w.nv[2])
-		norm := floats.Norm(nv, 2)
-		if norm == 0 {
-			break
-		}
-		floats.ScaleTo(un, 1/norm, nv)
-		lipschitz.StackedNMulVec(ntu, w.wq, w.wv, w.wo, un, true, w.nv[2])
-		floats.ScaleTo(vn, 1/floats.Norm(ntu, 2), ntu)
-	}
+	powerIterateMul(func(y, x []float64, trans bool) {
+		lipschitz.StackedNMulVec(y, w.wq, w.wv, w.wo, x, trans, w.tmp)
+	}, un, vn, w.nv, w.nu, n)
 	a.Power.UQ.setFloat64s(uq)
 	a.Power.VQ.setFloat64s(vq)
 	a.Power.UN.setFloat64s(un)
@@ -175,18 +168,31 @@ func finiteMats(ms ...*mat.Dense) bool {
 // Buffers returns the vectors.
 func (p *AttnPower) Buffers() []*Buffer { return []*Buffer{p.UQ, p.VQ, p.UN, p.VN} }
 
-// powerIterateDense runs n steps of power iteration on w from the unit vectors u and v:
-// u = w v / ||w v||, v = w^T u / ||w^T u||. A zero w leaves them unchanged.
+// powerIterateDense runs n steps of power iteration on w from the unit vectors u and v
+// (powerIterateMul).
 func powerIterateDense(w *mat.Dense, u, v []float64, n int) {
-	uv, vv := mat.NewVecDense(len(u), u), mat.NewVecDense(len(v), v)
-	var wv, wtu mat.VecDense
+	rows, cols := w.Dims()
+	powerIterateMul(func(y, x []float64, trans bool) {
+		var m mat.Matrix = w
+		if trans {
+			m = w.T()
+		}
+		mat.NewVecDense(len(y), y).MulVec(m, mat.NewVecDense(len(x), x))
+	}, u, v, make([]float64, rows), make([]float64, cols), n)
+}
+
+// powerIterateMul runs n steps of power iteration on the matrix W that mul applies (y = W
+// x, or W^T x with trans) from the unit vectors u and v, with scratch wv (len(u)) and wtu
+// (len(v)): u = W v / ||W v||, v = W^T u / ||W^T u||. A W v of zero leaves them unchanged.
+func powerIterateMul(mul func(y, x []float64, trans bool), u, v, wv, wtu []float64, n int) {
 	for range n {
-		wv.MulVec(w, vv)
-		if mat.Norm(&wv, 2) == 0 {
+		mul(wv, v, false)
+		norm := floats.Norm(wv, 2)
+		if norm == 0 {
 			return
 		}
-		uv.ScaleVec(1/mat.Norm(&wv, 2), &wv)
-		wtu.MulVec(w.T(), uv)
-		vv.ScaleVec(1/mat.Norm(&wtu, 2), &wtu)
+		floats.ScaleTo(u, 1/norm, wv)
+		mul(wtu, u, true)
+		floats.ScaleTo(v, 1/floats.Norm(wtu, 2), wtu)
 	}
 }

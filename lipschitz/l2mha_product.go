@@ -3,6 +3,7 @@ package lipschitz
 import (
 	"math"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -87,46 +88,30 @@ func StackedNMulVec(y []float64, wq, wv []*mat.Dense, wo *mat.Dense, x []float64
 		q, v := wq[h].RawMatrix(), wv[h].RawMatrix()
 		if !trans { // N_h x = (W^{Q,h})^T (W^{V,h} (W^{O,h} x)) / sqrt(d)
 			for r := range d {
-				short[r] = dot(o.Data[(h*d+r)*o.Stride:][:dim], x)
+				short[r] = floats.Dot(o.Data[(h*d+r)*o.Stride:][:dim], x)
 			}
 			for i := range dim {
-				long[i] = dot(v.Data[i*v.Stride:][:d], short)
+				long[i] = floats.Dot(v.Data[i*v.Stride:][:d], short)
 			}
 			out := y[h*d : (h+1)*d]
 			clear(out)
 			for i, li := range long {
-				axpy(out, li*inv, q.Data[i*q.Stride:][:d])
+				floats.AddScaled(out, li*inv, q.Data[i*q.Stride:][:d])
 			}
 			continue
 		}
 		// N_h^T x_h = (W^{O,h})^T ((W^{V,h})^T (W^{Q,h} x_h)) / sqrt(d), summed over h
 		xh := x[h*d : (h+1)*d]
 		for i := range dim {
-			long[i] = dot(q.Data[i*q.Stride:][:d], xh)
+			long[i] = floats.Dot(q.Data[i*q.Stride:][:d], xh)
 		}
 		clear(short)
 		for i, li := range long {
-			axpy(short, li, v.Data[i*v.Stride:][:d])
+			floats.AddScaled(short, li, v.Data[i*v.Stride:][:d])
 		}
 		for r, sr := range short {
-			axpy(y, sr*inv, o.Data[(h*d+r)*o.Stride:][:dim])
+			floats.AddScaled(y, sr*inv, o.Data[(h*d+r)*o.Stride:][:dim])
 		}
-	}
-}
-
-// dot is the inner product of a and b (len(a) <= len(b)).
-func dot(a, b []float64) float64 {
-	s := 0.0
-	for i, x := range a {
-		s += x * b[i]
-	}
-	return s
-}
-
-// axpy adds a x to y (len(x) <= len(y)).
-func axpy(y []float64, a float64, x []float64) {
-	for i, v := range x {
-		y[i] += a * v
 	}
 }
 
