@@ -7,7 +7,8 @@ import "math"
 func ELU[T Float](y, x []T) { mapChunks(y, x, elu, elu32) }
 
 // ELUGrad writes dx = dy * ELU'(x) elementwise (ELU'(x) = 1 for x > 0, e^x otherwise), in
-// parallel chunks; float32 within 1e-7 relative. dx may be dy.
+// parallel chunks; float32 within 1e-7 relative, with a product below the smallest normal
+// float32 (2^-126) flushed to 0 (eluGrad32). dx may be dy.
 func ELUGrad[T Float](dx, x, dy []T) { chainChunks(dx, x, dy, eluDeriv, eluGrad32) }
 
 // ELUSerial is ELU on the calling goroutine, for callers that already run one job per
@@ -16,6 +17,9 @@ func ELUSerial[T Float](y, x []T) { mapSerial(y, x, elu, elu32) }
 
 // ELUGradSerial is ELUGrad on the calling goroutine.
 func ELUGradSerial[T Float](dx, x, dy []T) { chainSerial(dx, x, dy, eluDeriv, eluGrad32) }
+
+// minNormal32 is the smallest normal float32, 2^-126.
+const minNormal32 = 0x1p-126
 
 // elu is x for x > 0 and e^x - 1 otherwise.
 func elu(x float64) float64 {
@@ -61,6 +65,13 @@ func elu32Go(y, x []float32) {
 
 // eluGrad32 writes dx = dy * elu'(x) in float32, with e^x within 1e-7 relative: the AVX2
 // kernel where the processor has one, then eluGrad32Go on the rest. dx may be dy.
+//
+// A product below 2^-126 in magnitude, a subnormal float32, is written as 0. Such products
+// are common once the inputs reach -60 and below (an MLP with a large gain: e^-80 times a
+// gradient of 1e-6 is 2e-41), and every matrix product a subnormal enters is several
+// times slower on x86 processors, whose float units take a slow path for them; the
+// invertible recipe's training step grew from 41 to 180 ms over 700 steps before the
+// flush (docs/performance.md, "Subnormal gradients").
 func eluGrad32(dx, x, dy []float32) {
 	dx, dy = dx[:len(x)], dy[:len(x)]
 	n := eluGradVec(dx, x, dy)
@@ -78,7 +89,11 @@ func eluGrad32Go(dx, x, dy []float32) {
 		eb := e[:len(xb)]
 		expNeg32sGo(eb, xb)
 		for i, d := range eb {
-			dxb[i] = dyb[i] * d
+			v := dyb[i] * d
+			if math.Abs(float64(v)) < minNormal32 {
+				v = 0
+			}
+			dxb[i] = v
 		}
 	}
 }

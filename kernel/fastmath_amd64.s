@@ -38,6 +38,8 @@
 #define XP5 fastc<>+896(SB)         // 0.50000001201
 #define EXPMIN fastc<>+928(SB)      // -87.3
 #define BIAS127 fastc<>+960(SB)     // int32 127, the exponent bias
+#define ABSMASK fastc<>+992(SB)     // 0x7fffffff, clears the sign
+#define MINNORMAL fastc<>+1024(SB)  // 2^-126, the smallest normal float32
 
 DATA fastc<>+0(SB)/8, $0x3f8000003f800000
 DATA fastc<>+8(SB)/8, $0x3f8000003f800000
@@ -163,7 +165,15 @@ DATA fastc<>+960(SB)/8, $0x0000007f0000007f
 DATA fastc<>+968(SB)/8, $0x0000007f0000007f
 DATA fastc<>+976(SB)/8, $0x0000007f0000007f
 DATA fastc<>+984(SB)/8, $0x0000007f0000007f
-GLOBL fastc<>(SB), RODATA|NOPTR, $992
+DATA fastc<>+992(SB)/8, $0x7fffffff7fffffff
+DATA fastc<>+1000(SB)/8, $0x7fffffff7fffffff
+DATA fastc<>+1008(SB)/8, $0x7fffffff7fffffff
+DATA fastc<>+1016(SB)/8, $0x7fffffff7fffffff
+DATA fastc<>+1024(SB)/8, $0x0080000000800000
+DATA fastc<>+1032(SB)/8, $0x0080000000800000
+DATA fastc<>+1040(SB)/8, $0x0080000000800000
+DATA fastc<>+1048(SB)/8, $0x0080000000800000
+GLOBL fastc<>(SB), RODATA|NOPTR, $1056
 
 // ERF sets e = erf(z) for 8 floats, |z| <= 4, as erf32s computes it: z p(z^2) / q(z^2).
 // z is kept; z2, q are overwritten.
@@ -352,6 +362,9 @@ elugradloop:
 	VBLENDVPS Y2, ONE, Y4, Y4       // 1 where x > 0
 	VBLENDVPS Y1, Y0, Y4, Y4        // NaN stays NaN
 	VMULPS    (DX), Y4, Y4
+	VANDPS    ABSMASK, Y4, Y5
+	VCMPPS    $0x01, MINNORMAL, Y5, Y5 // |dx| < 2^-126: subnormal (NaN: false)
+	VANDNPS   Y4, Y5, Y4               // flushed to 0
 	VMOVUPS   Y4, (DI)
 	ADDQ      $32, SI
 	ADDQ      $32, DI
