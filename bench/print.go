@@ -134,11 +134,12 @@ func (p *Printer) SoakHeader(dtype string, steps, warmup int) error {
 	}
 	_, err := fmt.Fprintf(p.W, "%s %s/%s, BLAS %s, GOMAXPROCS %d, %s, soak: %d training steps (train.Stepper) after %d warm-up\n"+
 		"MB/step and allocs are heap bytes and objects allocated per step, mean over the soak;\n"+
-		"live heap is after a full GC at steps 0 (after warm-up), %s; growth is end - start\n\n"+
-		"%-4s %-20s %7s %9s %8s %9s %-40s %9s %15s\n",
+		"live heap is after a full GC at steps 0 (after warm-up), %s; growth is end - start;\n"+
+		"ms/step by quarter is the mean step time of each quarter of the soak; slowdown is the last quarter's over the first's\n\n"+
+		"%-4s %-20s %7s %9s %8s %9s %-40s %9s %-36s %8s %15s\n",
 		runtime.Version(), runtime.GOOS, runtime.GOARCH, kernel.Backend, runtime.GOMAXPROCS(0), dtype, steps, warmup,
 		checkpointList(steps),
-		"conf", "arch", "steps", "ms/step", "MB/step", "allocs", "live heap MB at the checkpoints", "growth MB", "loss start->end")
+		"conf", "arch", "steps", "ms/step", "MB/step", "allocs", "live heap MB at the checkpoints", "growth MB", "ms/step by quarter", "slowdown", "loss start->end")
 	return err
 }
 
@@ -160,12 +161,16 @@ func (p *Printer) Soak(r SoakReport) error {
 		return json.NewEncoder(p.W).Encode(r)
 	}
 	heap := make([]string, len(r.Heap))
+	var quarters []string
 	for i, h := range r.Heap {
 		heap[i] = fmt.Sprintf("%.1f", float64(h.HeapLive)/1e6)
+		if i > 0 {
+			quarters = append(quarters, fmt.Sprintf("%.1f", h.MsPerStep))
+		}
 	}
-	_, err := fmt.Fprintf(p.W, "%-4s %-20s %7d %9.1f %8.2f %9.0f %-40s %+9.2f %15s\n",
+	_, err := fmt.Fprintf(p.W, "%-4s %-20s %7d %9.1f %8.2f %9.0f %-40s %+9.2f %-36s %8.2f %15s\n",
 		r.Config, r.Arch, r.Steps, r.MsPerStep, r.BytesPerStep/1e6, r.AllocsPerStep, strings.Join(heap, " -> "),
-		float64(r.HeapGrowth)/1e6, fmt.Sprintf("%.3f->%.3f", r.LossStart, r.LossEnd))
+		float64(r.HeapGrowth)/1e6, strings.Join(quarters, " -> "), r.Slowdown, fmt.Sprintf("%.3f->%.3f", r.LossStart, r.LossEnd))
 	return err
 }
 

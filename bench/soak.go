@@ -19,15 +19,19 @@ const ModeSoak = "soak"
 const soakParts = 4
 
 // SoakPoint is the live heap after a full GC (settledHeap) once a soak has run Step steps
-// after its warm-up.
+// after its warm-up, and the mean step time of the steps since the checkpoint before (0 at
+// step 0).
 type SoakPoint struct {
-	Step     int    `json:"step"`
-	HeapLive uint64 `json:"heap_live"`
+	Step      int     `json:"step"`
+	HeapLive  uint64  `json:"heap_live"`
+	MsPerStep float64 `json:"ms_per_step,omitempty"`
 }
 
 // SoakReport is one soak of a configuration and architecture: N training steps
 // (train.Stepper, as the train mode, on the job's batch) after the warm-up, with the live heap
-// at the start, at every quarter and at the end. One JSON object of the output.
+// at the start, at every quarter and at the end, and the step time of every quarter: a
+// step that slows as training goes on (subnormal floats, docs/performance.md) shows in
+// Slowdown, as a leak shows in HeapGrowth. One JSON object of the output.
 type SoakReport struct {
 	Impl          string      `json:"impl"`    // go
 	Config        string      `json:"config"`  // preset name
@@ -49,6 +53,7 @@ type SoakReport struct {
 	HeapLiveStart uint64      `json:"heap_live_start"` // Heap[0]
 	HeapLiveEnd   uint64      `json:"heap_live_end"`   // the last of Heap
 	HeapGrowth    int64       `json:"heap_growth"`     // HeapLiveEnd - HeapLiveStart, bytes
+	Slowdown      float64     `json:"slowdown"`        // the last quarter's ms/step over the first's
 	LossStart     float64     `json:"loss_start"`      // loss of the first soaked step
 	LossEnd       float64     `json:"loss_end"`        // loss of the last soaked step
 	GoVersion     string      `json:"go_version"`
@@ -108,7 +113,7 @@ func soakTrain[T train.Float](ctx context.Context, m *model.Model, j Job, r *Soa
 	for _, cp := range SoakCheckpoints(r.Steps) {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		t0 := time.Now()
+		t0, from := time.Now(), done
 		for ; done < cp; done++ {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -123,11 +128,16 @@ func soakTrain[T train.Float](ctx context.Context, m *model.Model, j Job, r *Soa
 			r.LossEnd = loss
 			step++
 		}
-		elapsed += time.Since(t0)
+		took := time.Since(t0)
+		elapsed += took
 		runtime.ReadMemStats(&after)
 		bytes += after.TotalAlloc - before.TotalAlloc
 		allocs += after.Mallocs - before.Mallocs
-		r.Heap = append(r.Heap, SoakPoint{Step: cp, HeapLive: settledHeap()})
+		pt := SoakPoint{Step: cp, HeapLive: settledHeap()}
+		if cp > from {
+			pt.MsPerStep = 1e3 * took.Seconds() / float64(cp-from)
+		}
+		r.Heap = append(r.Heap, pt)
 	}
 	n := float64(r.Steps)
 	r.Seconds = elapsed.Seconds()
@@ -135,5 +145,8 @@ func soakTrain[T train.Float](ctx context.Context, m *model.Model, j Job, r *Soa
 	r.BytesPerStep, r.AllocsPerStep = float64(bytes)/n, float64(allocs)/n
 	r.HeapLiveStart, r.HeapLiveEnd = r.Heap[0].HeapLive, r.Heap[len(r.Heap)-1].HeapLive
 	r.HeapGrowth = int64(r.HeapLiveEnd) - int64(r.HeapLiveStart)
+	if len(r.Heap) > 2 {
+		r.Slowdown = r.Heap[len(r.Heap)-1].MsPerStep / r.Heap[1].MsPerStep
+	}
 	return nil
 }
