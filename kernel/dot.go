@@ -1,12 +1,24 @@
 package kernel
 
-// Dot is the inner product of a and b (len(a) elements), accumulated in float64.
+// Dot is the inner product of a and b (len(a) elements), accumulated in float64 in four
+// partial sums, of the elements i mod 4 = 0, 1, 2 and 3, added as (s0 + s1) + (s2 + s3):
+// one running sum would make every addition wait for the one before, four times as long on
+// a whole layer's activations (the contraction's gradient, ops.Contract).
 func Dot[T Float](a, b []T) float64 {
-	var s float64
-	for i := range a {
-		s += float64(a[i]) * float64(b[i])
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		x, y := a[i:i+4:i+4], b[i:i+4:i+4]
+		s0 += float64(x[0]) * float64(y[0])
+		s1 += float64(x[1]) * float64(y[1])
+		s2 += float64(x[2]) * float64(y[2])
+		s3 += float64(x[3]) * float64(y[3])
 	}
-	return s
+	for ; i < len(a); i++ {
+		s0 += float64(a[i]) * float64(b[i])
+	}
+	return (s0 + s1) + (s2 + s3)
 }
 
 // Bilinear is u^T W v for a row-major W (len(u), cols) and v (cols), accumulated in
