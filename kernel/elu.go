@@ -70,7 +70,7 @@ func elu32Go(y, x []float32) {
 // are common once the inputs reach -60 and below (an MLP with a large gain: e^-80 times a
 // gradient of 1e-6 is 2e-41), and every matrix product a subnormal enters is several
 // times slower on x86 processors, whose float units take a slow path for them; the
-// invertible recipe's training step grew from 41 to 180 ms over 700 steps before the
+// invertible recipe's training step grew from 41 to 180 ms by step 800 before the
 // flush (docs/performance.md, "Subnormal gradients").
 func eluGrad32(dx, x, dy []float32) {
 	dx, dy = dx[:len(x)], dy[:len(x)]
