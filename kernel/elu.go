@@ -18,8 +18,9 @@ func ELUSerial[T Float](y, x []T) { mapSerial(y, x, elu, elu32) }
 // ELUGradSerial is ELUGrad on the calling goroutine.
 func ELUGradSerial[T Float](dx, x, dy []T) { chainSerial(dx, x, dy, eluDeriv, eluGrad32) }
 
-// minNormal32 is the smallest normal float32, 2^-126.
-const minNormal32 = 0x1p-126
+// roundsSubnormal32 is 2^-126 - 2^-150: a float64 of smaller magnitude rounds to a
+// subnormal float32 (or 0), one of at least it to a normal float32 (2^-126 at the least).
+const roundsSubnormal32 = 0x1p-126 - 0x1p-150
 
 // elu is x for x > 0 and e^x - 1 otherwise.
 func elu(x float64) float64 {
@@ -66,10 +67,12 @@ func elu32Go(y, x []float32) {
 // eluGrad32 writes dx = dy * elu'(x) in float32, with e^x within 1e-7 relative: the AVX2
 // kernel where the processor has one, then eluGrad32Go on the rest. dx may be dy.
 //
-// A product below 2^-126 in magnitude, a subnormal float32, is written as 0. Such products
-// are common once the inputs reach -60 and below (an MLP with a large gain: e^-80 times a
-// gradient of 1e-6 is 2e-41), and every matrix product a subnormal enters is several
-// times slower on x86 processors, whose float units take a slow path for them; the
+// A product that rounds to a subnormal float32 (below 2^-126) is written as 0, and the
+// product is taken so that no subnormal is ever formed: in float64 (exact) where it could
+// be one. Such products are common once the inputs reach -60 and below (an MLP with a
+// large gain: e^-80 times a gradient of 1e-6 is 2e-41), and every instruction that reads or
+// writes a subnormal, this product and the matrix products it enters, takes a slow path
+// on x86 processors (forming them made this kernel 6.7 times slower); the
 // invertible recipe's training step grew from 41 to 180 ms by step 800 before the
 // flush (docs/performance.md, "Subnormal gradients").
 func eluGrad32(dx, x, dy []float32) {
@@ -89,11 +92,11 @@ func eluGrad32Go(dx, x, dy []float32) {
 		eb := e[:len(xb)]
 		expNeg32sGo(eb, xb)
 		for i, d := range eb {
-			v := dyb[i] * d
-			if math.Abs(float64(v)) < minNormal32 {
+			v := float64(dyb[i]) * float64(d) // exact, never subnormal; rounded once below
+			if math.Abs(v) < roundsSubnormal32 {
 				v = 0
 			}
-			dxb[i] = v
+			dxb[i] = float32(v)
 		}
 	}
 }

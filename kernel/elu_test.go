@@ -134,6 +134,66 @@ func TestELUGrad32(t *testing.T) {
 	}
 }
 
+// TestELUGrad32FlushesExactly: both implementations write dy times their own e^x (read
+// with dy = 1) rounded to float32, and 0 where that is subnormal, bit for bit: for
+// products on both sides of 2^-126 with x on both sides of -20 (where the AVX2 kernel
+// changes its way of forming the product) and vectors that mix the two, and for dy
+// stepping one float32 at a time across 2^-126 / e^x, where the rounding decides.
+func TestELUGrad32FlushesExactly(t *testing.T) {
+	var xs, dy []float32
+	for i := range 40000 {
+		xs = append(xs, -30*float32(i%1009)/1009)                                                 // e^x from 1 down to 9e-14
+		dy = append(dy, float32(math.Ldexp(1+float64(i%997)/997, -(i%137)-1))*float32(1-2*(i%2))) // |dy| from 2 down to 2^-138
+	}
+	for _, im := range eluGradImpls() {
+		edge := make([]float32, 64) // x from -20.5 to -28.4
+		for j := range edge {
+			edge[j] = -20.5 - float32(j)/8
+		}
+		eEdge := make([]float32, len(edge))
+		im.f(eEdge, edge, ones(len(edge)))
+		xs, dy := slices.Clone(xs), slices.Clone(dy)
+		for j, x := range edge {
+			d := float32(0x1p-126 / float64(eEdge[j]))
+			for range 64 {
+				d = math.Nextafter32(d, 0)
+			}
+			for range 128 {
+				xs, dy = append(xs, x), append(dy, d)
+				d = math.Nextafter32(d, 1)
+			}
+		}
+		e, got := make([]float32, len(xs)), make([]float32, len(xs))
+		im.f(e, xs, ones(len(xs)))
+		im.f(got, xs, dy)
+		flushed, kept := 0, 0
+		for i := range xs {
+			want := dy[i] * e[i] // float32, gradual underflow
+			if math.Abs(float64(want)) < 0x1p-126 {
+				want = 0
+				flushed++
+			} else if want == 0x1p-126 {
+				kept++
+			}
+			if math.Float32bits(got[i]) != math.Float32bits(want) {
+				t.Fatalf("%s: elu'(%v) * %v = %v (%08x), want %v (%08x)", im.name, xs[i], dy[i], got[i], math.Float32bits(got[i]), want, math.Float32bits(want))
+			}
+		}
+		if flushed < 2000 || kept < 32 {
+			t.Errorf("%s: %d products flushed and %d of exactly 2^-126, want at least 2000 and 32", im.name, flushed, kept)
+		}
+	}
+}
+
+// ones is n float32 ones.
+func ones(n int) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = 1
+	}
+	return s
+}
+
 // TestELUFloat32Chunks: ELU in float32, the fast kernels on parallel chunks (as the ELU
 // op runs them), is within 1 ulp.
 func TestELUFloat32Chunks(t *testing.T) {
