@@ -72,9 +72,9 @@ func elu32Go(y, x []float32) {
 // be one. Such products are common once the inputs reach -60 and below (an MLP with a
 // large gain: e^-80 times a gradient of 1e-6 is 2e-41), and every instruction that reads or
 // writes a subnormal, this product and the matrix products it enters, takes a slow path
-// on x86 processors (forming them made this kernel 6.7 times slower); the
-// invertible recipe's training step grew from 41 to 180 ms by step 800 before the
-// flush (docs/performance.md, "Subnormal gradients").
+// on x86 processors (forming them makes this kernel 6 times slower); without the flush
+// the invertible recipe's training step grows from 41 to 180 ms by step 800
+// (docs/performance.md, "Subnormal gradients").
 func eluGrad32(dx, x, dy []float32) {
 	dx, dy = dx[:len(x)], dy[:len(x)]
 	n := eluGradVec(dx, x, dy)

@@ -1,6 +1,10 @@
 package train
 
-import "math"
+import (
+	"math"
+
+	"lipformer/kernel"
+)
 
 // GlobalNorm returns the Euclidean norm of all gradients taken together, as
 // one vector, accumulated in float64. It is +Inf when an element is infinite
@@ -9,7 +13,7 @@ import "math"
 func GlobalNorm[T Float](grads [][]T) float64 {
 	var sum float64
 	for _, g := range grads {
-		sum += sumSquares(g)
+		sum += kernel.Dot(g, g)
 	}
 	if math.IsInf(sum, 1) {
 		return scaledNorm(grads)
@@ -35,26 +39,6 @@ func ClipGlobalNorm[T Float](grads [][]T, maxNorm float64) float64 {
 		}
 	}
 	return norm
-}
-
-// sumSquares returns the sum of the squares of g in float64, with four
-// accumulators to keep the floating-point pipeline busy.
-func sumSquares[T Float](g []T) float64 {
-	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+4 <= len(g); i += 4 {
-		x := g[i : i+4 : i+4]
-		a, b, c, d := float64(x[0]), float64(x[1]), float64(x[2]), float64(x[3])
-		s0 += a * a
-		s1 += b * b
-		s2 += c * c
-		s3 += d * d
-	}
-	for ; i < len(g); i++ {
-		a := float64(g[i])
-		s0 += a * a
-	}
-	return (s0 + s1) + (s2 + s3)
 }
 
 // scaledNorm computes the global norm of gradients whose plain sum of squares
