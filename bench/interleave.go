@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"runtime"
 	"slices"
 	"time"
@@ -15,7 +16,8 @@ import (
 // the drift as much as the jobs, jobs timed in the same round do not. It returns a
 // Measurement per job, as Measure's but for the live heap (of all the jobs' workloads
 // together) and with the paired ratios to the first job: the quartiles over the rounds of
-// the job's run time over the first job's in the same round.
+// the job's run time over the first job's in the same round, named by the first job's
+// architecture, or for a saved model (CheckpointJob) by its label.
 func MeasureInterleaved(jobs []Job, mode string) ([]Measurement, error) {
 	ws := make([]*Workload, len(jobs))
 	defer func() {
@@ -49,6 +51,9 @@ func MeasureInterleaved(jobs []Job, mode string) ([]Measurement, error) {
 		r.Interleaved = true
 		if k > 0 {
 			r.PairedWith = rs[0].Arch
+			if jobs[0].Checkpoint != "" {
+				r.PairedWith = rs[0].Config
+			}
 			r.PairedQ1, r.PairedMedian, r.PairedQ3 = quartiles(pairedRatios(tms[k].durs, tms[0].durs))
 		}
 		rs[k] = r
@@ -62,6 +67,9 @@ func MeasureInterleaved(jobs []Job, mode string) ([]Measurement, error) {
 // before and after the rounds given to all. A run gets the call's index from 0. On a
 // call's error it returns the index of its run.
 func timeInterleaved(runs []func(i int) error, warmup, steps int) ([]timing, int, error) {
+	if steps < 1 {
+		return nil, 0, fmt.Errorf("%d timed runs, want >= 1", steps)
+	}
 	for k, run := range runs {
 		for i := range warmup {
 			if err := run(i); err != nil {

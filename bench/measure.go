@@ -43,6 +43,10 @@ type Settings struct {
 	// (train.AdamConfig.Muon), in Go and in PyTorch; the measurements' names then end in
 	// "+muon".
 	Muon float64
+	// PowerIters > 0 is the number of power-iteration steps before each training step
+	// (train -power-iters), in Go and in PyTorch; 0 takes a training run's default
+	// (DefaultStepOptions).
+	PowerIters int
 	// Mix > 0 gives every architecture a mixing sub-block of Mix taps in each block
 	// (spec.Model.Mix); the measurements' names then end in "+mixK".
 	Mix int
@@ -78,18 +82,19 @@ type Settings struct {
 // Measurement is one timed program at one configuration: one JSON object of cmd/bench's
 // output. bench/torch_ref.py prints the same fields for PyTorch (and a few of its own).
 type Measurement struct {
-	Impl           string  `json:"impl"`    // go or torch
-	Config         string  `json:"config"`  // preset name
-	Arch           string  `json:"arch"`    // model architecture; "+recipe" after it for a certified recipe (Settings.Recipe)
-	Mode           string  `json:"mode"`    // train, eval or sample
-	Dtype          string  `json:"dtype"`   // float32 or float64
-	Backend        string  `json:"backend"` // Go: the BLAS of the build (kernel.Backend); torch: its BLAS
-	Threads        int     `json:"threads"` // Go: GOMAXPROCS; torch: intra-op threads
-	Batch          int     `json:"batch"`   // sequences per run (for sample: decoded in step)
-	Context        int     `json:"context"` // T, positions per sequence
-	Params         int     `json:"params"`  // scalar parameters of the model
-	Steps          int     `json:"steps"`   // timed runs
-	Warmup         int     `json:"warmup"`  // untimed runs before them
+	Impl           string  `json:"impl"`                  // go or torch
+	Config         string  `json:"config"`                // preset name
+	Arch           string  `json:"arch"`                  // model architecture; "+recipe" after it for a certified recipe (Settings.Recipe)
+	Mode           string  `json:"mode"`                  // train, eval or sample
+	Dtype          string  `json:"dtype"`                 // float32 or float64
+	Backend        string  `json:"backend"`               // Go: the BLAS of the build (kernel.Backend); torch: its BLAS
+	Threads        int     `json:"threads"`               // Go: GOMAXPROCS; torch: intra-op threads
+	Batch          int     `json:"batch"`                 // sequences per run (for sample: decoded in step)
+	Context        int     `json:"context"`               // T, positions per sequence
+	Params         int     `json:"params"`                // scalar parameters of the model
+	Steps          int     `json:"steps"`                 // timed runs
+	Warmup         int     `json:"warmup"`                // untimed runs before them
+	PowerIters     int     `json:"power_iters,omitempty"` // train: power-iteration steps before each training step
 	MsMedian       float64 `json:"ms_median"`
 	MsMin          float64 `json:"ms_min"`
 	MsMax          float64 `json:"ms_max"`
@@ -106,6 +111,7 @@ type Measurement struct {
 	AllocsPerStep  float64 `json:"allocs_per_step"`           // Go: heap objects allocated per timed run
 	HeapLiveStart  uint64  `json:"heap_live_start"`           // Go: live heap bytes after warm-up (HeapAlloc after a full GC)
 	HeapLiveEnd    uint64  `json:"heap_live_end"`             // Go: live heap bytes after the timed runs (HeapAlloc after a full GC)
+	Checkpoint     string  `json:"checkpoint,omitempty"`      // Go: the file the weights came from (CheckpointJob), or "" for a fresh model
 	Loss           float64 `json:"loss"`                      // loss of the last timed run (train, eval); torch mode loss: step 0
 	LossAfterStep  float64 `json:"loss_after_step,omitempty"` // torch mode loss: after one training step
 	SpeedupVsTrain float64 `json:"speedup_vs_train"`          // train ns/token over this ns/token (eval) or ns/gen (sample)
@@ -170,13 +176,18 @@ func (r *Measurement) AddSpeedup(seen map[string]Measurement) {
 	}
 }
 
-// Job is one (configuration, architecture) of a benchmark run.
+// Job is one (configuration, architecture) of a benchmark run, or one saved model
+// (CheckpointJob).
 type Job struct {
 	Preset  model.Preset
 	Cfg     model.Config
 	Inputs  []int // (B*T)
 	Targets []int // (B*T)
 	Set     Settings
+	// Checkpoint is the file whose weights the workloads start from (CheckpointJob), or ""
+	// for a fresh model initialised from the seed.
+	Checkpoint string
+	step       *StepOptions // the checkpoint's training settings, or nil: stepOptions' defaults
 }
 
 // NewJob builds the configuration and the batch (model.RandomBatch) of a preset and
@@ -252,7 +263,7 @@ func (j Job) ArchName() string {
 	return name
 }
 
-// Measure times one mode of the job on a fresh model (initialised from the seed): the
+// Measure times one mode of the job on its model (a fresh one, or the checkpoint's): the
 // median, fastest and slowest of the timed runs after the warm-up, the allocations per
 // run and the live heap around them.
 func (j Job) Measure(mode string) (Measurement, error) {
@@ -283,12 +294,15 @@ func (j Job) measurement(mode string, w *Workload, tm timing) (Measurement, erro
 		MsMin: 1e3 * slices.Min(tm.durs).Seconds(), MsMax: 1e3 * slices.Max(tm.durs).Seconds(),
 		Positions: w.Positions, GFLOP: gflop, GFLOPPerS: gflop / med,
 		BytesPerStep: tm.bytes, AllocsPerStep: tm.allocs, HeapLiveStart: tm.heapStart, HeapLiveEnd: tm.heapEnd,
-		GoVersion: runtime.Version()}
+		Checkpoint: j.Checkpoint, GoVersion: runtime.Version()}
 	if w.Loss != nil {
 		var err error
 		if r.Loss, err = w.Loss(); err != nil {
 			return Measurement{}, j.errorf(mode, err)
 		}
+	}
+	if mode == ModeTrain {
+		r.PowerIters = max(1, j.stepOptions().PowerIters)
 	}
 	if mode == ModeSample {
 		r.Generated, r.Window = w.Generated, j.Set.SampleWindow

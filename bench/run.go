@@ -10,16 +10,20 @@ import (
 	"lipformer/spec"
 )
 
-// Plan is what a benchmark run measures: every preset with every architecture, each in
-// the modes, in Go and, with Torch, in PyTorch on the same weights and batch.
+// Plan is what a benchmark run measures: every preset with every architecture, or the
+// saved models of Checkpoints, each in the modes, in Go and, with Torch, in PyTorch on the
+// same weights and batch.
 type Plan struct {
 	Presets []model.Preset
 	Archs   []spec.Arch
-	Modes   []string // in measuring order (Modes)
-	Set     Settings
-	Torch   *Torch  // or nil: Go alone
-	Dir     string  // with Torch: where the checkpoints given to PyTorch are written
-	LossTol float64 // with Torch: the largest accepted |Go - PyTorch| loss, in nats (LossCheck)
+	// Checkpoints are jobs of saved models (CheckpointJob), measured in place of the
+	// presets' architectures, as one group (Interleave alternates them); not with Torch.
+	Checkpoints []Job
+	Modes       []string // in measuring order (Modes)
+	Set         Settings
+	Torch       *Torch  // or nil: Go alone
+	Dir         string  // with Torch: where the checkpoints given to PyTorch are written
+	LossTol     float64 // with Torch: the largest accepted |Go - PyTorch| loss, in nats (LossCheck)
 	// Interleave times each configuration's architectures in alternation
 	// (MeasureInterleaved), not one after the other; not with Torch.
 	Interleave bool
@@ -31,6 +35,9 @@ type Plan struct {
 // speedup over the training step of the same job and implementation. It returns the
 // Go/PyTorch comparisons of every mode measured by both, and the loss checks.
 func (p Plan) Run(ctx context.Context, emit func(Measurement) error) ([]Comparison, []LossCheck, error) {
+	if p.Torch != nil && len(p.Checkpoints) > 0 {
+		return nil, nil, errors.New("bench: saved models are timed in Go alone (no PyTorch)")
+	}
 	if p.Interleave {
 		if p.Torch != nil {
 			return nil, nil, errors.New("bench: interleaved runs are Go's alone (no PyTorch)")
@@ -39,12 +46,11 @@ func (p Plan) Run(ctx context.Context, emit func(Measurement) error) ([]Comparis
 	}
 	var comps []Comparison
 	var checks []LossCheck
-	for _, pr := range p.Presets {
-		for _, arch := range p.Archs {
+	for _, group := range p.groups() {
+		for _, j := range group {
 			if err := ctx.Err(); err != nil {
 				return nil, nil, err
 			}
-			j := NewJob(pr, arch, p.Set)
 			goRuns := map[string]Measurement{}
 			for _, mode := range p.Modes {
 				r, err := j.Measure(mode)
@@ -81,15 +87,31 @@ func (p Plan) Run(ctx context.Context, emit func(Measurement) error) ([]Comparis
 	return comps, checks, nil
 }
 
-// runInterleaved measures each preset's architectures in alternation, mode by mode
-// (MeasureInterleaved), and passes every measurement to emit with its speedup over the
-// training step of the same architecture.
-func (p Plan) runInterleaved(ctx context.Context, emit func(Measurement) error) error {
+// groups are the plan's jobs: the checkpoints' as one group, or each preset's
+// architectures as a group.
+func (p Plan) groups() [][]Job {
+	if len(p.Checkpoints) > 0 {
+		return [][]Job{p.Checkpoints}
+	}
+	var gs [][]Job
 	for _, pr := range p.Presets {
 		jobs := make([]Job, len(p.Archs))
-		runs := make([]map[string]Measurement, len(p.Archs))
 		for k, arch := range p.Archs {
-			jobs[k], runs[k] = NewJob(pr, arch, p.Set), map[string]Measurement{}
+			jobs[k] = NewJob(pr, arch, p.Set)
+		}
+		gs = append(gs, jobs)
+	}
+	return gs
+}
+
+// runInterleaved measures each group's jobs in alternation, mode by mode
+// (MeasureInterleaved), and passes every measurement to emit with its speedup over the
+// training step of the same job.
+func (p Plan) runInterleaved(ctx context.Context, emit func(Measurement) error) error {
+	for _, jobs := range p.groups() {
+		runs := make([]map[string]Measurement, len(jobs))
+		for k := range jobs {
+			runs[k] = map[string]Measurement{}
 		}
 		for _, mode := range p.Modes {
 			if err := ctx.Err(); err != nil {
@@ -111,14 +133,14 @@ func (p Plan) runInterleaved(ctx context.Context, emit func(Measurement) error) 
 	return nil
 }
 
-// Soak soaks every preset with every architecture for the given training steps
-// (Job.Soak) and passes each report to emit.
+// Soak soaks every job of the plan (every preset with every architecture, or every
+// checkpoint) for the given training steps (Job.Soak) and passes each report to emit.
 func (p Plan) Soak(ctx context.Context, steps int, emit func(SoakReport) error) error {
-	for _, pr := range p.Presets {
-		for _, arch := range p.Archs {
-			r, err := NewJob(pr, arch, p.Set).Soak(ctx, steps)
+	for _, group := range p.groups() {
+		for _, j := range group {
+			r, err := j.Soak(ctx, steps)
 			if err != nil {
-				return fmt.Errorf("%s %s soak: %w", pr.Name, arch, err)
+				return fmt.Errorf("%s %s soak: %w", j.Preset.Name, j.ArchName(), err)
 			}
 			if err := emit(r); err != nil {
 				return err

@@ -33,19 +33,21 @@ type SoakPoint struct {
 // step that slows as training goes on (subnormal floats, docs/performance.md) shows in
 // Slowdown, as a leak shows in HeapGrowth. One JSON object of the output.
 type SoakReport struct {
-	Impl          string      `json:"impl"`    // go
-	Config        string      `json:"config"`  // preset name
-	Arch          string      `json:"arch"`    // model architecture
-	Mode          string      `json:"mode"`    // soak
-	Dtype         string      `json:"dtype"`   // float32 or float64
-	Backend       string      `json:"backend"` // the BLAS of the build (kernel.Backend)
-	Threads       int         `json:"threads"` // GOMAXPROCS
-	Batch         int         `json:"batch"`   // sequences per step
-	Context       int         `json:"context"` // T
-	Params        int         `json:"params"`  // scalar parameters of the model
-	Steps         int         `json:"steps"`   // soaked training steps, N
-	Warmup        int         `json:"warmup"`  // untimed steps before them
-	Seconds       float64     `json:"seconds"` // wall time of the N steps, without the heap checkpoints
+	Impl          string      `json:"impl"`                 // go
+	Config        string      `json:"config"`               // preset name
+	Arch          string      `json:"arch"`                 // model architecture
+	Mode          string      `json:"mode"`                 // soak
+	Dtype         string      `json:"dtype"`                // float32 or float64
+	Backend       string      `json:"backend"`              // the BLAS of the build (kernel.Backend)
+	Threads       int         `json:"threads"`              // GOMAXPROCS
+	Batch         int         `json:"batch"`                // sequences per step
+	Context       int         `json:"context"`              // T
+	Params        int         `json:"params"`               // scalar parameters of the model
+	Steps         int         `json:"steps"`                // soaked training steps, N
+	Warmup        int         `json:"warmup"`               // untimed steps before them
+	PowerIters    int         `json:"power_iters"`          // power-iteration steps before each training step
+	Checkpoint    string      `json:"checkpoint,omitempty"` // the file the weights came from (CheckpointJob), or "" for a fresh model
+	Seconds       float64     `json:"seconds"`              // wall time of the N steps, without the heap checkpoints
 	MsPerStep     float64     `json:"ms_per_step"`
 	BytesPerStep  float64     `json:"bytes_per_step"`  // heap bytes allocated per step, mean over the N steps
 	AllocsPerStep float64     `json:"allocs_per_step"` // heap objects allocated per step, mean over the N steps
@@ -71,19 +73,19 @@ func SoakCheckpoints(n int) []int {
 	return cps
 }
 
-// Soak runs n training steps of the job on a fresh model (initialised from the seed),
+// Soak runs n training steps of the job on its model (a fresh one, or the checkpoint's),
 // after Set.Warmup untimed ones.
 func (j Job) Soak(ctx context.Context, n int) (SoakReport, error) {
 	if n < 1 {
 		return SoakReport{}, fmt.Errorf("soak of %d steps, want >= 1", n)
 	}
-	m, err := model.New(j.Cfg, j.Set.Seed)
+	m, err := j.newModel()
 	if err != nil {
 		return SoakReport{}, err
 	}
 	r := SoakReport{Impl: "go", Config: j.Preset.Name, Arch: j.ArchName(), Mode: ModeSoak, Dtype: j.Cfg.Dtype.String(), Backend: kernel.Backend,
 		Threads: runtime.GOMAXPROCS(0), Batch: j.Preset.Batch, Context: j.Cfg.Context, Params: m.NumParams(),
-		Steps: n, Warmup: j.Set.Warmup, GoVersion: runtime.Version()}
+		Steps: n, Warmup: j.Set.Warmup, PowerIters: max(1, j.stepOptions().PowerIters), Checkpoint: j.Checkpoint, GoVersion: runtime.Version()}
 	if j.Cfg.Dtype == spec.Float64 {
 		err = soakTrain[float64](ctx, m, j, &r)
 	} else {

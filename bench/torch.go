@@ -28,8 +28,8 @@ const (
 	tensorTargets    = "bench.targets" // (B, T) I64 next-token ids
 )
 
-// StepOptions are the optimizer settings of a timed training step: train.DefaultOptions'
-// peak learning rate (constant), Adam settings and clip.
+// StepOptions are the settings of a timed training step: train.DefaultOptions' peak
+// learning rate (constant), Adam settings, clip and power iterations per step.
 type StepOptions struct {
 	LR          float64 `json:"lr"`
 	Beta1       float64 `json:"beta1"`
@@ -39,19 +39,37 @@ type StepOptions struct {
 	Clip        float64 `json:"clip"`
 	Seed        uint64  `json:"seed"`
 	Muon        float64 `json:"muon,omitempty"` // Muon's learning-rate scale for the blocks' matrices; 0: AdamW for all
+	// PowerIters is the number of power-iteration steps that refresh the spectral
+	// normalisations and token-norm bounds before each step (train.StepConfig); 0 means 1.
+	PowerIters int `json:"power_iters,omitempty"`
 }
 
-// DefaultStepOptions are the settings the train mode uses, with AdamW for every parameter.
+// DefaultStepOptions are the settings the train mode uses, those of a training run
+// (train.DefaultOptions: its eight power iterations per step included), with AdamW for
+// every parameter.
 func DefaultStepOptions(seed uint64) StepOptions {
 	o := train.DefaultOptions()
 	a := o.AdamConfig()
-	return StepOptions{LR: o.LR, Beta1: a.Beta1, Beta2: a.Beta2, Eps: a.Eps, WeightDecay: a.WeightDecay, Clip: o.Clip, Seed: seed}
+	return StepOptions{LR: o.LR, Beta1: a.Beta1, Beta2: a.Beta2, Eps: a.Eps, WeightDecay: a.WeightDecay, Clip: o.Clip, Seed: seed,
+		PowerIters: o.PowerIters}
 }
 
-// stepOptions are the job's training settings: DefaultStepOptions with the job's Muon.
+// StepConfig is the training step of the options (train.Stepper).
+func (o StepOptions) StepConfig() train.StepConfig {
+	return train.StepConfig{Adam: o.adam(), Clip: o.Clip, Seed: o.Seed, PowerIters: o.PowerIters}
+}
+
+// stepOptions are the job's training settings: a checkpoint's (CheckpointJob), or
+// DefaultStepOptions with the job's Muon and power iterations.
 func (j Job) stepOptions() StepOptions {
+	if j.step != nil {
+		return *j.step
+	}
 	o := DefaultStepOptions(j.Set.Seed)
 	o.Muon = j.Set.Muon
+	if j.Set.PowerIters > 0 {
+		o.PowerIters = j.Set.PowerIters
+	}
 	return o
 }
 
@@ -174,9 +192,9 @@ func Compare(goRun, torchRun Measurement) Comparison {
 		GoMs: goMs, TorchMs: torchMs, Ratio: goMs / torchMs}
 }
 
-// TorchRun is TorchRunModel on the fresh model of j (initialised from the seed).
+// TorchRun is TorchRunModel on the job's model (a fresh one, or the checkpoint's).
 func (j Job) TorchRun(ctx context.Context, r Torch, dir string, modes []string, tol float64) (LossCheck, []Measurement, error) {
-	m, err := model.New(j.Cfg, j.Set.Seed)
+	m, err := j.newModel()
 	if err != nil {
 		return LossCheck{}, nil, err
 	}

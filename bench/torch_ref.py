@@ -59,9 +59,9 @@ p <- p (1 - lr wd) on the matrices of linear and attention maps (the token table
 tied), bias corrections, eps added to sqrt(v_hat), temperatures, position biases and MLP
 gains at SCALAR_LR times the learning rate, and with the option muon (bench -muon, train
 --muon) Muon for the blocks' weight matrices as train/muon.go; the gradient is clipped to a global norm as
-train.ClipGlobalNorm (scaled by clip/norm when norm > clip, no epsilon). One power-iteration
-step of the spectral normalisations and token-norm bounds runs before each training step,
-as train.Stepper.
+train.ClipGlobalNorm (scaled by clip/norm when norm > clip, no epsilon). The options'
+power_iters power-iteration steps (0: one) of the spectral normalisations and token-norm
+bounds run before each training step, as train.Stepper.
 
 Threads are set deliberately (competing thread pools made PyTorch 2.3x slower).
 Debian's torch 1.13 (BLAS_INFO=generic) calls the system libblas, OpenBLAS with its own
@@ -122,7 +122,7 @@ PRESETS = {
 }
 DEFAULTS = dict(dropout=0.0, norm="pre", lip_c=0.9, init_std=0.02, tie=False, balance_l2=False)
 # train.DefaultOptions: the constant learning rate, Adam settings and clip of a timed step.
-BENCH_OPTIONS = dict(lr=1e-3, beta1=0.9, beta2=0.99, eps=1e-8, weight_decay=0.1, clip=1.0)
+BENCH_OPTIONS = dict(lr=1e-3, beta1=0.9, beta2=0.99, eps=1e-8, weight_decay=0.1, clip=1.0, power_iters=8)
 ARCHS = ["dp", "l2", "l2-untied", "contractive-l2", "invertible-l2", "invertible-dp"]
 MODES = ["train", "eval", "sample"]
 
@@ -156,6 +156,7 @@ def parse_args(argv):
     ap.add_argument("--weight-decay", type=float, default=0.1, help="train: AdamW decay of matrices")
     ap.add_argument("--clip", type=float, default=1.0, help="train: global gradient-norm clip")
     ap.add_argument("--muon", type=float, default=0.0, help="train: Muon for the blocks' matrices at this times --lr (0: AdamW for all)")
+    ap.add_argument("--power-iters", type=int, default=8, help="train: power-iteration steps before each training step (train -power-iters)")
     ap.add_argument("--eval-every", type=int, default=250, help="train: steps between validations")
     a = ap.parse_args(argv)
     if a.steps < 1 or a.warmup < 0 or min(a.threads, a.interop_threads, a.blas_threads) < 1:
@@ -818,6 +819,7 @@ class Trainer:
     def __init__(self, lm, opts):
         self.lm = lm
         self.clip = opts["clip"]
+        self.power_iters = max(1, opts.get("power_iters", 0))  # 0 means 1, as train.StepConfig
         self.muon_scale = opts.get("muon", 0)
         matrices = [n for n, t in lm.params.items()
                     if self.muon_scale > 0 and re.match(r"h\d+\.", n) and lm.decays(n) and t.dim() == 2]
@@ -840,7 +842,7 @@ class Trainer:
             g["lr"] = lr * g["lr_scale"]
 
     def step(self, ids, targets):
-        self.lm.power_iterate(1)
+        self.lm.power_iterate(self.power_iters)
         for t in self.params:
             t.grad = None
         loss = self.lm.loss(ids, targets)
@@ -921,6 +923,8 @@ def measure(lm, opts, ids, targets, mode, config, steps, warmup):
                ms_median=1e3 * med, ms_min=1e3 * min(ds), ms_max=1e3 * max(ds), positions=B * T,
                tokens_per_s=B * T / med, ns_per_token=1e9 * med / (B * T), generated_per_s=1 / med if mode == "sample" else 0,
                loss=last.get("loss", 0.0), torch_version=torch.__version__)
+    if mode == "train":
+        rec["power_iters"] = tr.power_iters
     return rec
 
 
@@ -1049,7 +1053,8 @@ def cmd_train(a):
     lm = LM(cfg, {"float32": torch.float32, "float64": torch.float64}[cfg["dtype"]])
     gen = torch.Generator().manual_seed(a.seed)
     lm.init(gen)
-    opts = dict(lr=a.lr, beta1=0.9, beta2=a.beta2, eps=1e-8, weight_decay=a.weight_decay, clip=a.clip, muon=a.muon)
+    opts = dict(lr=a.lr, beta1=0.9, beta2=a.beta2, eps=1e-8, weight_decay=a.weight_decay, clip=a.clip, muon=a.muon,
+                power_iters=a.power_iters)
     tr = Trainer(lm, opts)
     T, began = lm.T, time.time()
     for step in range(a.iters):

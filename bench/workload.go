@@ -15,7 +15,7 @@ const SampleCycles = 4
 // SampleWindowNone is the Settings.SampleWindow that times generation within the context.
 const SampleWindowNone = "none"
 
-// Workload is one mode of a job on a fresh model, ready to run: what Measure times and
+// Workload is one mode of a job on its model, ready to run: what Measure times and
 // the benchmarks of package model loop over.
 type Workload struct {
 	Run       func(i int) error       // one run; i counts the runs from 0 (the training step)
@@ -31,10 +31,11 @@ type Workload struct {
 // Close releases the workload's program.
 func (w *Workload) Close() error { return w.close() }
 
-// Workload builds a fresh model of the job (initialised from the seed) and the program of
-// the mode on it:
+// Workload builds the job's model (a fresh one initialised from the seed, or the
+// checkpoint's) and the program of the mode on it:
 //   - train: training steps (train.Stepper.Step, the trainer's code path) on the job's
-//     batch at the default options' constant peak learning rate, Adam settings and clip;
+//     batch at the options' constant peak learning rate, with their Adam settings, clip and
+//     power iterations (Job.stepOptions);
 //   - eval: forward-only Eval programs on the job's batch;
 //   - sample: model.GenerateBatch of SampleBatch sequences in step, with the decoder's
 //     key/value cache, at temperature 1 over the whole vocabulary. With the shift window
@@ -45,7 +46,7 @@ func (w *Workload) Close() error { return w.close() }
 //     amortised re-prefills. With SampleWindowNone a run generates T tokens per sequence
 //     from a 1-byte prompt, within the context: one position per token, no re-prefill.
 func (j Job) Workload(mode string) (*Workload, error) {
-	m, err := model.New(j.Cfg, j.Set.Seed)
+	m, err := j.newModel()
 	if err != nil {
 		return nil, err
 	}
@@ -101,12 +102,12 @@ func trainWorkload[T train.Float](m *model.Model, j Job) (*Workload, error) {
 	}, nil
 }
 
-// jobStepper makes a training stepper of m with the default options' Adam settings and
-// clip (Job.stepOptions), loaded with the job's batch, and returns the options'
-// constant peak learning rate. The caller closes it.
+// jobStepper makes a training stepper of m with the job's training settings
+// (Job.stepOptions), loaded with the job's batch, and returns their constant peak
+// learning rate. The caller closes it.
 func jobStepper[T train.Float](m *model.Model, j Job) (*train.Stepper[T], float64, error) {
 	o := j.stepOptions()
-	st, err := train.NewStepper[T](m, j.Preset.Batch, train.StepConfig{Adam: o.adam(), Clip: o.Clip, Seed: o.Seed})
+	st, err := train.NewStepper[T](m, j.Preset.Batch, o.StepConfig())
 	if err != nil {
 		return nil, 0, err
 	}

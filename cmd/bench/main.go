@@ -20,6 +20,7 @@
 //	go run ./cmd/bench -modes train,sample -sample-batch 16     # sampling 16 sequences in step
 //	go run ./cmd/bench -modes train,sample -sample-window none  # sampling within the context
 //	go run ./cmd/bench -pool out/bench/round-*/*.jsonl          # medians over runs (bench/compare.sh with ROUNDS)
+//	go run ./cmd/bench -ckpt out/dp,out/inv -modes train -interleave  # trained models, alternated
 //
 // The machine should be idle: the timings are medians, but other load still shifts them.
 package main
@@ -42,6 +43,7 @@ import (
 	"lipformer/model"
 	"lipformer/ops"
 	"lipformer/spec"
+	"lipformer/train"
 )
 
 func main() {
@@ -65,6 +67,9 @@ type options struct {
 	cpuProf string   // file that receives a CPU profile of the Go measurements, or ""
 	trace   string   // file that receives an execution trace of the Go measurements, or ""
 	pool    []string // JSONL files to pool instead of measuring (bench.Pool), or nil
+	ckpts   []string // run directories or checkpoint files to time instead of the presets, or nil
+	data    string   // with ckpts: the corpus of their batches, or "" for the one each stores
+	dataDir string   // with ckpts: where named corpora are looked for, or "" for the stored one
 }
 
 // parseFlags parses and validates the command line.
@@ -86,6 +91,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.plan.Set.SampleBatch, "sample-batch", 1, "sequences the sample mode decodes in step (model.GenerateBatch); its time is per generated token of all of them")
 	fs.TextVar(&o.plan.Set.Dtype, "dtype", spec.Float32, "float32 or float64")
 	fs.Float64Var(&o.plan.Set.Muon, "muon", 0, "train the blocks' matrices with Muon at `s` times the learning rate (train -muon), in Go and in PyTorch; measurements named arch+muon (0: AdamW for all)")
+	fs.IntVar(&o.plan.Set.PowerIters, "power-iters", train.DefaultOptions().PowerIters, "power-iteration steps that refresh the spectral normalisations and token-norm bounds before each training step (train -power-iters), in Go and in PyTorch")
 	fs.IntVar(&o.plan.Set.Mix, "mix", 0, "give every architecture a mixing sub-block of `k` taps in each block (train -mix), in Go and in PyTorch; measurements named arch+mixK (0: none)")
 	fs.IntVar(&o.plan.Set.MLPBlocks, "mlp-blocks", 0, "give the invertible architectures `n` MLP sub-blocks per block sharing the preset's MLP width (train -mlp-blocks), in Go and in PyTorch; measurements named arch+mlpN (0: one, or the invertible-l2 recipe's 8)")
 	fs.StringVar(&o.plan.Set.Activation, "activation", "", "the invertible architectures' MLP activation (train -activation): elu or maxmin, in Go and in PyTorch; measurements named arch+maxmin (default elu)")
@@ -110,6 +116,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	pool := fs.Bool("pool", false, "instead of measuring, pool the records of earlier runs: the arguments are their JSONL files (-out, bench/compare.sh); prints Go's and PyTorch's medians over the runs and the ratios")
 	fs.StringVar(&o.cpuProf, "cpuprofile", "", "write a CPU profile of the Go runs (warm-up included) to this file, for go tool pprof")
 	fs.StringVar(&o.trace, "trace", "", "write an execution trace of the Go runs (warm-up included) to this file, for go tool trace: which goroutine ran on which core when")
+	ckpts := fs.String("ckpt", "", "time these saved models (comma-separated run directories or checkpoint files) in place of -configs and -archs: each from its weights, with its own training settings, on a batch of its corpus (the batch its run would have drawn next); named by run directory")
+	fs.StringVar(&o.data, "data", "", "with -ckpt: the corpus of the batches (default: the one each checkpoint was trained on; a warning says when the text differs from it)")
+	fs.StringVar(&o.dataDir, "data-dir", "", "with -ckpt: where corpora are found and downloaded (default: the run's, else the user cache directory)")
 	fs.StringVar(&o.keep, "keep", "", "write the checkpoints given to PyTorch into this directory and keep them (default: a temporary directory)")
 	cli.Alias(fs, "o", "out")
 	cli.Alias(fs, "steps", "reps")
@@ -140,8 +149,17 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	// measure in a fixed order: train first, so eval and sample can be compared with it
 	o.plan.Modes = slices.DeleteFunc(bench.Modes(), func(m string) bool { return !slices.Contains(o.plan.Modes, m) })
 	var errs []string
+	if *ckpts != "" {
+		o.ckpts = strings.Split(*ckpts, ",")
+		errs = append(errs, ckptConflicts(fs)...)
+	} else if o.data != "" || o.dataDir != "" {
+		errs = append(errs, "-data and -data-dir: only with -ckpt")
+	}
 	if o.plan.Set.Steps < 1 {
 		errs = append(errs, fmt.Sprintf("-reps %d, want >= 1", o.plan.Set.Steps))
+	}
+	if o.plan.Set.PowerIters < 1 {
+		errs = append(errs, fmt.Sprintf("-power-iters %d, want >= 1", o.plan.Set.PowerIters))
 	}
 	if o.plan.Set.Warmup < 0 {
 		errs = append(errs, fmt.Sprintf("-warmup-reps %d, want >= 0", o.plan.Set.Warmup))
@@ -199,6 +217,20 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, errors.New(strings.Join(errs, "; "))
 	}
 	return o, nil
+}
+
+// ckptConflicts names the flags set beside -ckpt that set the models and training
+// settings bench builds: a saved model has its own.
+func ckptConflicts(fs *flag.FlagSet) []string {
+	model := []string{"configs", "archs", "dtype", "recipe", "muon", "power-iters", "mix", "mlp-blocks", "activation",
+		"lip-k", "embed-radius", "token-bytes", "ball", "l2-bound", "torch"}
+	var errs []string
+	fs.Visit(func(f *flag.Flag) {
+		if slices.Contains(model, f.Name) {
+			errs = append(errs, fmt.Sprintf("-%s with -ckpt: a saved model is timed with its own config and training settings", f.Name))
+		}
+	})
+	return errs
 }
 
 // parseArchs parses the -archs list, each architecture once.
@@ -279,6 +311,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		defer stopTrace()
+	}
+	if o.ckpts != nil {
+		if o.plan.Checkpoints, err = checkpointJobs(ctx, o, cli.Logger(stderr)); err != nil {
+			return err
+		}
 	}
 	if o.soak > 0 {
 		if err := out.SoakHeader(o.plan.Set.Dtype.String(), o.soak, o.plan.Set.Warmup); err != nil {

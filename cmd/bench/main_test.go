@@ -14,6 +14,7 @@ import (
 	"lipformer/bench"
 	"lipformer/kernel"
 	"lipformer/spec"
+	"lipformer/train"
 )
 
 func TestBadFlagsGiveClearErrors(t *testing.T) {
@@ -38,6 +39,11 @@ func TestBadFlagsGiveClearErrors(t *testing.T) {
 		{[]string{"-torch", "-torch-script", "/nonexistent/torch_ref.py", "-configs", "tiny"}, "/nonexistent/torch_ref.py"},
 		{[]string{"-interleave", "-torch"}, "-interleave: not with -torch or -soak"},
 		{[]string{"-interleave", "-soak", "3"}, "-interleave: not with -torch or -soak"},
+		{[]string{"-power-iters", "0"}, "-power-iters 0"},
+		{[]string{"-ckpt", "x", "-archs", "dp"}, "-archs with -ckpt"},
+		{[]string{"-ckpt", "x", "-recipe", "-power-iters", "2"}, "-power-iters with -ckpt"},
+		{[]string{"-data", "shakespeare"}, "-data and -data-dir: only with -ckpt"},
+		{[]string{"-ckpt", "/nonexistent/run"}, "/nonexistent/run"},
 		{[]string{"P1"}, "unexpected arguments"},
 		{[]string{"-bogus"}, "bogus"},
 	} {
@@ -106,6 +112,9 @@ func TestJSONSmoke(t *testing.T) {
 		}
 		if r.Mode != bench.ModeSample && !(r.Loss > 0) {
 			t.Errorf("record %d: loss %v", i, r.Loss)
+		}
+		if want := train.DefaultOptions().PowerIters; r.Mode == bench.ModeTrain && r.PowerIters != want {
+			t.Errorf("record %d: %d power iterations per training step, want a run's %d", i, r.PowerIters, want)
 		}
 	}
 	stdout.Reset()
