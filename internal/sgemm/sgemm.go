@@ -210,7 +210,7 @@ func gemm(kerns kernels, tA, tB blas.Transpose, m, n, k int, alpha float32, a []
 		for p0 := 0; p0 < k; p0 += ks {
 			kb := min(ks, k-p0)
 			src := panelsB{packed: buf.b}
-			if direct && !transB {
+			if direct && !transB && bInPlace(m, ldb) {
 				src.in, src.ld, src.full = b[p0*ldb+j0:], ldb, nb/nr*nr
 			}
 			if src.full < nb {
@@ -220,6 +220,15 @@ func gemm(kerns kernels, tA, tB blas.Transpose, m, n, k int, alpha float32, a []
 		}
 	}
 }
+
+// bInPlace reports whether a direct product of m rows reads a B of row stride ldb (not
+// transposed) in place rather than packing it: when its rows are at most 512 bytes
+// apart, or when too few rows share the packing. A micro-panel read in place steps
+// through B at ldb floats a row; at a stride of 1 KiB or more its rows crowd a few sets
+// of the L1 cache (a 4 KiB stride puts them all in one), and at P3's shapes packing B
+// made the direct product 10-40% faster on an AVX-512 Xeon (docs/performance.md, "BLAS
+// and packing"). Packed or not, the product is the same to the bit.
+func bInPlace(m, ldb int) bool { return ldb <= 128 || m < 256 }
 
 // panelsB are the column micro-panels of a kb x nb block of op(B): the first full columns
 // read in place from in (B as stored, row stride ld; none when in is nil), the others

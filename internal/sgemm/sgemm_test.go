@@ -188,7 +188,8 @@ func TestEdgeRowsMatchFullTiles(t *testing.T) {
 // B in place when it is not transposed), the product is bit-identical to the one from
 // packed A and B, for A and B as stored and transposed, B's rows padded or not, with row
 // counts that leave 0..mr-1 rows to a packed edge panel, column counts that leave an edge
-// panel of B to pack, more than one block of rows (m > mc), depth beyond kc and every beta.
+// panel of B to pack, more than one block of rows (m > mc), depth beyond kc, enough rows
+// and a wide enough B for the direct kernel to pack B (bInPlace), and every beta.
 func TestDirectMatchesPacked(t *testing.T) {
 	best := bestKernels()
 	if best.direct == nil {
@@ -199,7 +200,7 @@ func TestDirectMatchesPacked(t *testing.T) {
 	for _, tA := range transposes {
 		for _, tB := range transposes {
 			for _, padB := range []int{0, 3} {
-				for _, s := range [][3]int{{6, 16, 1}, {11, 40, 37}, {36, 64, 128}, {mc + 7, 128, kc + 44}, {64, 64, 768}, {384, 64, 768}} {
+				for _, s := range [][3]int{{6, 16, 1}, {11, 40, 37}, {36, 64, 128}, {mc + 7, 128, kc + 44}, {64, 64, 768}, {384, 64, 768}, {262, 150, 70}} {
 					for _, beta := range betas {
 						m, n, k := s[0], s[1], s[2]
 						lda, rowA := k+1, m
