@@ -10,20 +10,22 @@ import (
 	"gonum.org/v1/gonum/blas"
 )
 
-// TestAVX512MatchesAVX2: the AVX-512 kernels, packed and direct, give every product the
-// AVX2 kernels' results bit for bit, over every transpose, alpha and beta, and sizes that
-// cut tiles and blocks.
+// TestAVX512MatchesAVX2: the AVX-512 kernels, packed, direct and wide (with A packed, and
+// with the direct kernel's A in place), give every product the AVX2 kernels' results bit
+// for bit, over every transpose, alpha and beta, and sizes that cut tiles and blocks and
+// leave an odd panel of B beside pairs of them.
 func TestAVX512MatchesAVX2(t *testing.T) {
 	if !hasAVX512() {
 		t.Skip("no AVX-512 on this processor")
 	}
 	avx2 := kernels{packed: kernelAVX2, direct: directAVX2}
-	sets := map[string]kernels{"packed": {packed: kernelAVX512}, "direct": {packed: kernelAVX512, direct: directAVX512}}
+	sets := map[string]kernels{"packed": {packed: kernelAVX512}, "direct": {packed: kernelAVX512, direct: directAVX512},
+		"wide": {packed: kernelAVX512, wide: wideAVX512}, "direct+wide": bestKernels()}
 	rng := rand.New(rand.NewPCG(13, 14))
 	for name, ks := range sets {
 		for _, tA := range transposes {
 			for _, tB := range transposes {
-				for _, s := range [][3]int{{6, 16, 1}, {13, 37, 29}, {mc + 7, 70, kc + 44}, {384, 64, 128}} {
+				for _, s := range [][3]int{{6, 16, 1}, {13, 37, 29}, {mc + 7, 70, kc + 44}, {384, 64, 128}, {30, 80, 9}, {262, 150, 70}} {
 					for _, ab := range [][2]float32{{1, 0}, {1, 1}, {-0.5, 0.3}} {
 						m, n, k := s[0], s[1], s[2]
 						lda, ldb := k, n
@@ -50,8 +52,8 @@ func TestAVX512MatchesAVX2(t *testing.T) {
 	}
 }
 
-// BenchmarkKernelSets compares the AVX2 and the AVX-512 kernels on the shapes of
-// benchShapes, on one core, in GFLOP/s:
+// BenchmarkKernelSets compares the AVX2 and the AVX-512 kernels, the latter without and
+// with the wide 6 x 32 one, on the shapes of benchShapes, on one core, in GFLOP/s:
 //
 //	go test -run '^$' -bench KernelSets ./internal/sgemm
 func BenchmarkKernelSets(b *testing.B) {
@@ -61,7 +63,8 @@ func BenchmarkKernelSets(b *testing.B) {
 	sets := []struct {
 		name string
 		ks   kernels
-	}{{"avx2", kernels{packed: kernelAVX2, direct: directAVX2}}, {"avx512", kernels{packed: kernelAVX512, direct: directAVX512}}}
+	}{{"avx2", kernels{packed: kernelAVX2, direct: directAVX2}}, {"avx512", kernels{packed: kernelAVX512, direct: directAVX512}},
+		{"avx512-wide", bestKernels()}}
 	for _, s := range benchShapes {
 		x, w, y, colA, colB := s.operands()
 		for _, set := range sets {

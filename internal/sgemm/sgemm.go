@@ -63,12 +63,20 @@ type kernel func(depth, rows int, ap, bp, c []float32, ldc int, beta float32)
 // as kernel's, bit for bit.
 type direct func(depth int, a []float32, rs, cs int, bp []float32, bs int, c []float32, ldc int, beta float32)
 
+// wide is direct for an mr x 2nr block: two panels of B side by side, the first at bp0
+// and the second at bp1, both with step stride bs; c's block is 2nr columns wide. Each
+// element of c is the same chain of FMAs as direct's, bit for bit.
+type wide func(depth int, a []float32, rs, cs int, bp0, bp1 []float32, bs int, c []float32, ldc int, beta float32)
+
 // kernels are the micro-kernels of a product: packed, and direct when the processor has
 // one (nil otherwise), used for products with alpha == 1: for their full mr-row tiles,
-// and for every tile when op(B) is B as stored (read in place).
+// and for every tile when op(B) is B as stored (read in place); and wide when the
+// processor has one (nil otherwise), for pairs of full panels of B and full mr-row tiles,
+// of A in place or packed.
 type kernels struct {
 	packed kernel
 	direct direct
+	wide   wide
 }
 
 // buffers are the packing buffers of one call, reused across calls through free.
@@ -284,7 +292,7 @@ func rankUpdate(kerns kernels, buf *buffers, src panelsB, transA bool, a []float
 		} else {
 			packA(buf.a, transA, a, lda, i0, p0, mb, kb, alpha)
 		}
-		macro(kerns.packed, d, buf, src, mb, nb, kb, c[i0*ldc:], ldc, beta)
+		macro(kerns, d, buf, src, mb, nb, kb, c[i0*ldc:], ldc, beta)
 	}
 }
 
@@ -403,43 +411,68 @@ func packB(dst []float32, trans bool, b []float32, ldb, p0, j0, kb, nb int) {
 }
 
 // macro multiplies the mb x kb block of A, packed in buf.a or read in place by d.kern, by
-// the kb x nb panels src of B into the mb x nb block c, one mr x nr tile at a time: the
-// outer loop runs over the micro-panels of B, so each stays in L1 while the inner loop
-// brings the micro-panels of A from L2. Tiles of fewer than mr rows always come from
-// buf.a, through the direct kernel when their panel of B is read in place. Tiles cut by
-// the edge of C are computed into buf.tile and the part inside C merged.
-func macro(kern kernel, d inPlace, buf *buffers, src panelsB, mb, nb, kb int, c []float32, ldc int, beta float32) {
-	for jp := 0; jp < nb; jp += nr {
-		bp, bs := src.panel(jp, kb)
-		cols := min(nr, nb-jp)
+// the kb x nb panels src of B into the mb x nb block c, one mr x nr tile at a time, or
+// with a wide kernel one mr x 2nr tile for two full panels of B of the same kind (both
+// read in place or both packed) and a full tile of A: the outer loop runs over the
+// micro-panels of B, so each stays in L1 while the inner loop brings the micro-panels of
+// A from L2. Tiles of fewer than mr rows always come from buf.a, through the direct
+// kernel when their panel of B is read in place. Tiles cut by the edge of C are computed
+// into buf.tile and the part inside C merged.
+func macro(kerns kernels, d inPlace, buf *buffers, src panelsB, mb, nb, kb int, c []float32, ldc int, beta float32) {
+	for jp := 0; jp < nb; {
+		if kerns.wide == nil || jp+2*nr > nb || (jp < src.full) != (jp+nr < src.full) {
+			for ip := 0; ip < mb; ip += mr {
+				tile(kerns.packed, d, buf, src, jp, ip, mb, nb, kb, c, ldc, beta)
+			}
+			jp += nr
+			continue
+		}
+		bp0, bs := src.panel(jp, kb)
+		bp1, _ := src.panel(jp+nr, kb)
 		for ip := 0; ip < mb; ip += mr {
-			rows := min(mr, mb-ip)
-			out, ld, b := c[ip*ldc+jp:], ldc, beta
-			if rows < mr || cols < nr {
-				out, ld, b = buf.tile[:], nr, 0
-			}
-			switch {
-			case d.kern != nil && rows == mr:
-				d.kern(kb, d.a[ip*d.rs:], d.rs, d.cs, bp, bs, out, ld, b)
-			case jp < src.full: // B in place: the packed rows of A through the direct kernel
-				d.kern(kb, buf.a[ip*kb:(ip+mr)*kb], 1, mr, bp, bs, out, ld, b)
-			default:
-				kern(kb, rows, buf.a[ip*kb:(ip+mr)*kb], bp, out, ld, b)
-			}
-			if rows == mr && cols == nr {
+			if mb-ip < mr {
+				tile(kerns.packed, d, buf, src, jp, ip, mb, nb, kb, c, ldc, beta)
+				tile(kerns.packed, d, buf, src, jp+nr, ip, mb, nb, kb, c, ldc, beta)
 				continue
 			}
-			for r := range rows {
-				dst := c[(ip+r)*ldc+jp : (ip+r)*ldc+jp+cols]
-				src := buf.tile[r*nr : r*nr+cols]
-				if beta == 0 {
-					copy(dst, src)
-					continue
-				}
-				for q, v := range src {
-					dst[q] = v + beta*dst[q]
-				}
+			a, rs, cs := buf.a[ip*kb:(ip+mr)*kb], 1, mr
+			if d.kern != nil {
+				a, rs, cs = d.a[ip*d.rs:], d.rs, d.cs
 			}
+			kerns.wide(kb, a, rs, cs, bp0, bp1, bs, c[ip*ldc+jp:], ldc, beta)
+		}
+		jp += 2 * nr
+	}
+}
+
+// tile computes the tile of macro's block at row ip and column jp, of up to mr x nr.
+func tile(kern kernel, d inPlace, buf *buffers, src panelsB, jp, ip, mb, nb, kb int, c []float32, ldc int, beta float32) {
+	bp, bs := src.panel(jp, kb)
+	cols, rows := min(nr, nb-jp), min(mr, mb-ip)
+	out, ld, b := c[ip*ldc+jp:], ldc, beta
+	if rows < mr || cols < nr {
+		out, ld, b = buf.tile[:], nr, 0
+	}
+	switch {
+	case d.kern != nil && rows == mr:
+		d.kern(kb, d.a[ip*d.rs:], d.rs, d.cs, bp, bs, out, ld, b)
+	case jp < src.full: // B in place: the packed rows of A through the direct kernel
+		d.kern(kb, buf.a[ip*kb:(ip+mr)*kb], 1, mr, bp, bs, out, ld, b)
+	default:
+		kern(kb, rows, buf.a[ip*kb:(ip+mr)*kb], bp, out, ld, b)
+	}
+	if rows == mr && cols == nr {
+		return
+	}
+	for r := range rows {
+		dst := c[(ip+r)*ldc+jp : (ip+r)*ldc+jp+cols]
+		src := buf.tile[r*nr : r*nr+cols]
+		if beta == 0 {
+			copy(dst, src)
+			continue
+		}
+		for q, v := range src {
+			dst[q] = v + beta*dst[q]
 		}
 	}
 }
