@@ -4,58 +4,31 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"lipformer/bench"
 	"lipformer/data"
+	"lipformer/internal/runtest"
 	"lipformer/model"
 	"lipformer/spec"
 	"lipformer/train"
 )
-
-// trainedRun trains a tiny model of cfg for 3 steps of opt on the corpus file at path and
-// returns its run directory, dir/name.
-func trainedRun(t *testing.T, dir, name, path string, cfg model.Config, opt train.Options) string {
-	t.Helper()
-	c, err := data.Load(context.Background(), path, data.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Vocab = c.Vocab.Size()
-	m, err := model.New(cfg, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opt.Data = path
-	out := filepath.Join(dir, name)
-	r := &train.Run{Model: m, Corpus: c, Opt: opt, Out: out, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	if _, err := r.Train(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
 
 // TestCheckpoints: -ckpt times saved models in alternation, each named by its run
 // directory, from its own weights with its run's settings, on the batch its run would
 // draw next: its eval loss is that of the saved model on that batch.
 func TestCheckpoints(t *testing.T) {
 	dir := t.TempDir()
-	text := filepath.Join(dir, "text.txt")
-	if err := os.WriteFile(text, []byte(strings.Repeat("It was the best of times, it was the worst of times. ", 40)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	text := runtest.TextFile(t, strings.Repeat("It was the best of times, it was the worst of times. ", 40))
 	opt := train.DefaultOptions()
 	opt.Steps, opt.Batch, opt.Warmup, opt.EvalEvery, opt.EvalBytes = 3, 2, 0, 3, 100
-	dp := trainedRun(t, dir, "dp", text, model.Config{Arch: spec.DP, Layers: 1, Heads: 2, Width: 8, Context: 8, Norm: spec.PreLN,
-		Dtype: spec.Float32, Std: 0.3}, opt)
+	dp := runtest.Train(t, text, data.Options{}, model.Config{Arch: spec.DP, Layers: 1, Heads: 2, Width: 8, Context: 8, Norm: spec.PreLN,
+		Dtype: spec.Float32, Std: 0.3}, opt, filepath.Join(dir, "dp"))
 	opt.Muon, opt.PowerIters, opt.Batch = 0.5, 3, 3
-	inv := trainedRun(t, dir, "inv", text, model.Config{Arch: spec.InvertibleL2, Layers: 1, Heads: 2, Width: 8, Context: 8, LipC: 0.9,
-		Norm: spec.NoLN, Dtype: spec.Float32, Std: 0.3}.WithCertifiedRecipe(), opt)
+	inv := runtest.Train(t, text, data.Options{}, model.Config{Arch: spec.InvertibleL2, Layers: 1, Heads: 2, Width: 8, Context: 8, LipC: 0.9,
+		Norm: spec.NoLN, Dtype: spec.Float32, Std: 0.3}.WithCertifiedRecipe(), opt, filepath.Join(dir, "inv"))
 
 	var stdout, stderr bytes.Buffer
 	args := []string{"-ckpt", dp + "," + inv, "-modes", "train,eval", "-reps", "2", "-warmup-reps", "0", "-interleave", "-json"}

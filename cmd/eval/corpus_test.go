@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +10,7 @@ import (
 	"testing"
 
 	"lipformer/data"
+	"lipformer/internal/runtest"
 	"lipformer/internal/testfile"
 	"lipformer/model"
 	"lipformer/spec"
@@ -22,23 +21,10 @@ import (
 // directory dir) and returns its run directory.
 func runOn(t *testing.T, corpus, dir string) string {
 	t.Helper()
-	c, err := data.Load(context.Background(), corpus, data.Options{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := model.Config{Arch: spec.ContractiveL2, Layers: 1, Heads: 2, Width: 16, Context: 16, Vocab: c.Vocab.Size(), Norm: spec.PreLN, LipC: 0.9, Dtype: spec.Float32, Std: 0.02}
-	m, err := model.New(cfg, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
 	opt := train.DefaultOptions()
-	opt.Data, opt.Steps, opt.Batch, opt.Warmup, opt.EvalEvery, opt.EvalBytes = corpus, 2, 4, 1, 2, 200
-	out := t.TempDir()
-	r := &train.Run{Model: m, Corpus: c, Opt: opt, Out: out, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	if _, err := r.Train(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	opt.Steps, opt.Batch, opt.Warmup, opt.EvalEvery, opt.EvalBytes = 2, 4, 1, 2, 200
+	return runtest.Train(t, corpus, data.Options{Dir: dir}, model.Config{Arch: spec.ContractiveL2, Layers: 1, Heads: 2, Width: 16, Context: 16,
+		Norm: spec.PreLN, LipC: 0.9, Dtype: spec.Float32, Std: 0.02}, opt, t.TempDir())
 }
 
 // TestEvalWarnsOnAnotherText: eval of a checkpoint whose corpus file was rewritten with

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"lipformer/data"
+	"lipformer/internal/runtest"
 	"lipformer/model"
 	"lipformer/ngram"
 	"lipformer/spec"
@@ -96,25 +97,10 @@ func trainedRun(t *testing.T, layers, steps int) string {
 // short text and returns its run directory.
 func trainedRunOf(t *testing.T, cfg model.Config, steps int) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "text.txt")
-	os.WriteFile(path, []byte(strings.Repeat("Call me Ishmael. Some years ago, never mind how long. ", 60)), 0o644)
-	c, err := data.Load(context.Background(), path, data.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Vocab = c.Vocab.Size()
-	m, err := model.New(cfg, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	path := runtest.TextFile(t, strings.Repeat("Call me Ishmael. Some years ago, never mind how long. ", 60))
 	opt := train.DefaultOptions()
-	opt.Data, opt.Steps, opt.Batch, opt.Warmup, opt.EvalEvery = path, steps, 4, 1, steps
-	out := t.TempDir()
-	r := &train.Run{Model: m, Corpus: c, Opt: opt, Out: out, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	if _, err := r.Train(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	opt.Steps, opt.Batch, opt.Warmup, opt.EvalEvery = steps, 4, 1, steps
+	return runtest.Train(t, path, data.Options{}, cfg, opt, t.TempDir())
 }
 
 // TestEvalAblateAttention: -ablate attention prints the usual line and a table of L+2 rows

@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +10,7 @@ import (
 	"testing"
 
 	"lipformer/data"
+	"lipformer/internal/runtest"
 	"lipformer/internal/testfile"
 	"lipformer/model"
 	"lipformer/spec"
@@ -55,22 +54,10 @@ func TestInvertWarnsOnAnotherText(t *testing.T) {
 // DATA at the repository root and is skipped without it.
 func TestInvertFindsTheStoredDataDir(t *testing.T) {
 	dir := testfile.SharedData(t, 2)
-	c, err := data.Load(context.Background(), data.NameShakespeare, data.Options{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := model.New(model.Config{Arch: spec.InvertibleL2, Layers: 1, Heads: 2, Width: 8, Context: 8, Vocab: c.Vocab.Size(), Norm: spec.NoLN,
-		LipC: 0.9, Dtype: spec.Float32, Std: 0.3}, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
 	o := train.DefaultOptions()
-	o.Data, o.Steps, o.Batch, o.Warmup, o.EvalEvery, o.EvalBytes = data.NameShakespeare, 2, 2, 0, 2, 100
-	out := t.TempDir()
-	r := &train.Run{Model: m, Corpus: c, Opt: o, Out: out, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	if _, err := r.Train(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	o.Steps, o.Batch, o.Warmup, o.EvalEvery, o.EvalBytes = 2, 2, 0, 2, 100
+	out := runtest.Train(t, data.NameShakespeare, data.Options{Dir: dir}, model.Config{Arch: spec.InvertibleL2, Layers: 1, Heads: 2, Width: 8,
+		Context: 8, Norm: spec.NoLN, LipC: 0.9, Dtype: spec.Float32, Std: 0.3}, o, t.TempDir())
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	t.Setenv("HTTP_PROXY", "http://127.0.0.1:1")
 	t.Setenv("HTTPS_PROXY", "http://127.0.0.1:1")

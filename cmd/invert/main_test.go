@@ -5,8 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -16,6 +14,7 @@ import (
 	"lipformer/data"
 	"lipformer/flow"
 	"lipformer/internal/jsonfloat"
+	"lipformer/internal/runtest"
 	"lipformer/model"
 	"lipformer/spec"
 	"lipformer/train"
@@ -25,28 +24,11 @@ import (
 // returns its run directory.
 func checkpoint(t *testing.T, arch spec.Arch) string {
 	t.Helper()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "text.txt")
-	if err := os.WriteFile(path, []byte(strings.Repeat("It was the best of times, it was the worst of times. ", 40)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	c, err := data.Load(context.Background(), path, data.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := model.New(model.Config{Arch: arch, Layers: 1, Heads: 2, Width: 8, Context: 8, Vocab: c.Vocab.Size(), Norm: spec.NoLN,
-		LipC: 0.9, Dtype: spec.Float32, Std: 0.3}, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	path := runtest.TextFile(t, strings.Repeat("It was the best of times, it was the worst of times. ", 40))
 	o := train.DefaultOptions()
-	o.Data, o.Steps, o.Batch, o.Warmup, o.EvalEvery, o.EvalBytes = path, 3, 2, 0, 3, 100
-	out := filepath.Join(dir, "run")
-	r := &train.Run{Model: m, Corpus: c, Opt: o, Out: out, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	if _, err := r.Train(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	o.Steps, o.Batch, o.Warmup, o.EvalEvery, o.EvalBytes = 3, 2, 0, 3, 100
+	return runtest.Train(t, path, data.Options{}, model.Config{Arch: arch, Layers: 1, Heads: 2, Width: 8, Context: 8, Norm: spec.NoLN,
+		LipC: 0.9, Dtype: spec.Float32, Std: 0.3}, o, filepath.Join(filepath.Dir(path), "run"))
 }
 
 // records parses -json output.

@@ -3,10 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,6 +11,7 @@ import (
 	"testing"
 
 	"lipformer/data"
+	"lipformer/internal/runtest"
 	"lipformer/model"
 	"lipformer/spec"
 	"lipformer/train"
@@ -128,23 +126,11 @@ func TestRunShapes(t *testing.T) {
 // -ckpt prints the certificate of a trained run directory as JSON (-json) or tables, with
 // the looseness columns under -search-n. (Certify is tested in lipschitz/tightness.)
 func TestCertifyCheckpoint(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "text.txt")
-	os.WriteFile(path, []byte(strings.Repeat("to be or not to be. ", 100)), 0o644)
-	c, err := data.Load(context.Background(), path, data.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := model.New(model.Config{Arch: spec.L2, Layers: 1, Heads: 1, Width: 8, Context: 8, Vocab: c.Vocab.Size(), Norm: spec.PreLN, Dtype: spec.Float32, Std: 0.02}, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	path := runtest.TextFile(t, strings.Repeat("to be or not to be. ", 100))
 	opt := train.DefaultOptions()
-	opt.Data, opt.Steps, opt.Batch, opt.Warmup, opt.EvalEvery = path, 2, 2, 0, 2
-	out := t.TempDir()
-	r := &train.Run{Model: m, Corpus: c, Opt: opt, Out: out, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	if _, err := r.Train(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	opt.Steps, opt.Batch, opt.Warmup, opt.EvalEvery = 2, 2, 0, 2
+	out := runtest.Train(t, path, data.Options{}, model.Config{Arch: spec.L2, Layers: 1, Heads: 1, Width: 8, Context: 8, Norm: spec.PreLN, Dtype: spec.Float32, Std: 0.02},
+		opt, t.TempDir())
 	stdout, _ := mustRun(t, "-ckpt", out, "-json", "-search-n", "4", "-inits", "2", "-steps", "10")
 	var cert struct {
 		Inf       *float64                `json:"product_inf"`

@@ -2,15 +2,11 @@ package main
 
 import (
 	"bytes"
-	"context"
-	"io"
-	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"lipformer/data"
+	"lipformer/internal/runtest"
 	"lipformer/model"
 	"lipformer/spec"
 	"lipformer/train"
@@ -19,24 +15,11 @@ import (
 // checkpoint trains a tiny model for a few steps and returns its run directory.
 func checkpoint(t *testing.T) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "text.txt")
-	os.WriteFile(path, []byte(strings.Repeat("abc abd abe. ", 200)), 0o644)
-	c, err := data.Load(context.Background(), path, data.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := model.New(model.Config{Arch: spec.L2, Layers: 1, Heads: 1, Width: 8, Context: 8, Vocab: c.Vocab.Size(), Norm: spec.PreLN, Dtype: spec.Float32, Std: 0.02}, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	path := runtest.TextFile(t, strings.Repeat("abc abd abe. ", 200))
 	opt := train.DefaultOptions()
-	opt.Data, opt.Steps, opt.Batch, opt.Warmup, opt.EvalEvery = path, 3, 2, 0, 3
-	out := t.TempDir()
-	r := &train.Run{Model: m, Corpus: c, Opt: opt, Out: out, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	if _, err := r.Train(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	opt.Steps, opt.Batch, opt.Warmup, opt.EvalEvery = 3, 2, 0, 3
+	return runtest.Train(t, path, data.Options{}, model.Config{Arch: spec.L2, Layers: 1, Heads: 1, Width: 8, Context: 8, Norm: spec.PreLN, Dtype: spec.Float32, Std: 0.02},
+		opt, t.TempDir())
 }
 
 func TestSampleContinuesThePrompt(t *testing.T) {
