@@ -13,8 +13,8 @@ import (
 // benchShapes are the float32 products of a training step at the reference configurations
 // P2 (768 rows of width 128) and P3 (2048 rows of width 256): the forward products
 // X W, the input gradients dY W^T and the weight gradients X^T dY (at P2 also those of the
-// invertible recipe's thin MLPs, 64 wide), and P3's per-head
-// attention products (context 256, head width 64): Q K^T, P V and P^T dO.
+// invertible recipe's thin MLPs, 64 wide), and the per-head attention products of P2
+// (context 64, head width 32) and P3 (context 256, head width 64): Q K^T, P V and P^T dO.
 var benchShapes = []benchShape{
 	{"P2-fwd-768x384x128", blas.NoTrans, blas.NoTrans, 768, 384, 128},
 	{"P2-fwd-768x512x128", blas.NoTrans, blas.NoTrans, 768, 512, 128},
@@ -29,6 +29,9 @@ var benchShapes = []benchShape{
 	{"P3-dX-2048x256x1024", blas.NoTrans, blas.Trans, 2048, 256, 1024},
 	{"P3-dW-256x256x2048", blas.Trans, blas.NoTrans, 256, 256, 2048},
 	{"P3-dW-256x1024x2048", blas.Trans, blas.NoTrans, 256, 1024, 2048},
+	{"P2-attn-QKt-64x64x32", blas.NoTrans, blas.Trans, 64, 64, 32},
+	{"P2-attn-PV-64x32x64", blas.NoTrans, blas.NoTrans, 64, 32, 64},
+	{"P2-attn-PtdO-64x32x64", blas.Trans, blas.NoTrans, 64, 32, 64},
 	{"P3-attn-QKt-256x256x64", blas.NoTrans, blas.Trans, 256, 256, 64},
 	{"P3-attn-PV-256x64x256", blas.NoTrans, blas.NoTrans, 256, 64, 256},
 	{"P3-attn-PtdO-256x64x256", blas.Trans, blas.NoTrans, 256, 64, 256},

@@ -340,11 +340,19 @@ func packA(dst []float32, trans bool, a []float32, lda, i0, p0, mb, kb int, alph
 		panel := dst[ip*kb : (ip+mr)*kb]
 		i := i0 + ip
 		switch {
-		case rows < mr:
+		case rows < mr && trans: // each step of k is a row of A, of which rows values are used
+			clear(panel)
+			for p := range kb {
+				out := panel[p*mr : p*mr+rows]
+				for r, v := range a[(p0+p)*lda+i:][:rows] {
+					out[r] = alpha * v
+				}
+			}
+		case rows < mr: // rows rows of A, each read along k
 			clear(panel)
 			for r := range rows {
-				for p := range kb {
-					panel[p*mr+r] = alpha * opAt(trans, a, lda, i+r, p0+p)
+				for p, v := range a[(i+r)*lda+p0:][:kb] {
+					panel[p*mr+r] = alpha * v
 				}
 			}
 		case trans: // column i of A is row i of op(A): each step of k is a row of A
