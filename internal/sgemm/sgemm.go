@@ -402,12 +402,15 @@ func packB(dst []float32, trans bool, b []float32, ldb, p0, j0, kb, nb int) {
 					panel[p*nr+q] = opAt(trans, b, ldb, p0+p, j0+jp+q)
 				}
 			}
-		case trans: // row j of B is column j of op(B): read it whole, write it strided
-			for q := range nr {
+		case trans: // row j of B is column j of op(B): four rows read side by side, each
+			// step of k writing four consecutive values of the panel
+			for q := 0; q < nr; q += 4 {
 				j := j0 + jp + q
-				src := b[j*ldb+p0:][:kb]
-				for p, v := range src {
-					panel[p*nr+q] = v
+				r0, r1 := b[j*ldb+p0:][:kb], b[(j+1)*ldb+p0:][:kb]
+				r2, r3 := b[(j+2)*ldb+p0:][:kb], b[(j+3)*ldb+p0:][:kb]
+				for p, v := range r0 {
+					out := (*[4]float32)(panel[p*nr+q:])
+					out[0], out[1], out[2], out[3] = v, r1[p], r2[p], r3[p]
 				}
 			}
 		default: // each step of k is nr consecutive values of a row of B
