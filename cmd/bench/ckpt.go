@@ -54,16 +54,9 @@ func checkpointJobs(ctx context.Context, o options, log *slog.Logger) ([]bench.J
 // nextBatch is the training batch after the checkpoint's last step, as its run draws it
 // (data.Sampler with the run's seed), from the corpus it was trained on, or -data.
 func nextBatch(ctx context.Context, o options, path string, cfg model.Config, opt train.Options, ck *model.Checkpoint, log *slog.Logger) (in, tg []int, err error) {
-	id, _, err := train.StoredCorpus(ck.Meta)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
-	}
-	corpus, err := cli.CheckpointCorpus(ctx, o.data, opt, id, path, o.dataDir, log)
+	corpus, err := cli.SavedCorpus(ctx, o.data, ck, path, o.dataDir, log)
 	if err != nil {
 		return nil, nil, err
-	}
-	if string(corpus.Vocab.Bytes()) != string(ck.Vocab) {
-		return nil, nil, fmt.Errorf("%s: corpus %s has another vocabulary than the checkpoint (%d and %d bytes)", path, corpus.Name, corpus.Vocab.Size(), len(ck.Vocab))
 	}
 	tokens, err := corpus.Vocab.EncodeCompact(corpus.Train)
 	if err != nil {

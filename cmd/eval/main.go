@@ -170,20 +170,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opt, err := train.TrainOptions(ck)
+	corpus, err := cli.SavedCorpus(ctx, *dataSpec, ck, path, *dataDir, cli.Logger(stderr))
 	if err != nil {
 		return err
-	}
-	id, _, err := train.StoredCorpus(ck.Meta)
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	corpus, err := cli.CheckpointCorpus(ctx, *dataSpec, opt, id, path, *dataDir, cli.Logger(stderr))
-	if err != nil {
-		return err
-	}
-	if string(corpus.Vocab.Bytes()) != string(ck.Vocab) {
-		return fmt.Errorf("corpus %s has another vocabulary than the checkpoint (%d and %d bytes)", corpus.Name, corpus.Vocab.Size(), len(ck.Vocab))
 	}
 	text := corpus.Test
 	if *split == "valid" {

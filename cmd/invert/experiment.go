@@ -52,20 +52,9 @@ func newExperiment(ctx context.Context, c *config, log *slog.Logger) (*experimen
 // dataWindows loads the corpus of the checkpoint ck read from path (or -data) and returns
 // the token ids of the first B evaluation windows of the split, and the corpus's name.
 func dataWindows(ctx context.Context, c *config, path string, ck *model.Checkpoint, context int, log *slog.Logger) ([]int, string, error) {
-	opt, err := train.TrainOptions(ck)
+	corpus, err := cli.SavedCorpus(ctx, c.data, ck, path, c.dataDir, log)
 	if err != nil {
 		return nil, "", err
-	}
-	id, _, err := train.StoredCorpus(ck.Meta)
-	if err != nil {
-		return nil, "", fmt.Errorf("%s: %w", path, err)
-	}
-	corpus, err := cli.CheckpointCorpus(ctx, c.data, opt, id, path, c.dataDir, log)
-	if err != nil {
-		return nil, "", err
-	}
-	if string(corpus.Vocab.Bytes()) != string(ck.Vocab) {
-		return nil, "", fmt.Errorf("corpus %s has another vocabulary than the checkpoint (%d and %d bytes)", corpus.Name, corpus.Vocab.Size(), len(ck.Vocab))
 	}
 	text := corpus.Valid
 	if c.split == "test" {

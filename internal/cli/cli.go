@@ -135,6 +135,29 @@ func CheckpointCorpus(ctx context.Context, spec string, opt train.Options, id tr
 	return c, nil
 }
 
+// SavedCorpus loads the corpus of the checkpoint ck, read from ckptPath: CheckpointCorpus
+// with the training options and corpus identity ck stores, or spec when it is not "". A
+// corpus whose vocabulary is not the checkpoint's is refused, naming both: its token ids
+// would stand for other bytes.
+func SavedCorpus(ctx context.Context, spec string, ck *model.Checkpoint, ckptPath, dataDir string, log *slog.Logger) (*data.Corpus, error) {
+	opt, err := train.TrainOptions(ck)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ckptPath, err)
+	}
+	id, _, err := train.StoredCorpus(ck.Meta)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ckptPath, err)
+	}
+	c, err := CheckpointCorpus(ctx, spec, opt, id, ckptPath, dataDir, log)
+	if err != nil {
+		return nil, err
+	}
+	if string(c.Vocab.Bytes()) != string(ck.Vocab) {
+		return nil, fmt.Errorf("corpus %s has another vocabulary than the checkpoint %s (%d and %d bytes)", c.Name, ckptPath, c.Vocab.Size(), len(ck.Vocab))
+	}
+	return c, nil
+}
+
 // WarnOtherCorpus logs a warning when the corpus c differs in size or SHA-256 from the
 // identity id stored in the checkpoint at ckptPath, naming the file and both sizes and
 // hashes; a zero id (a checkpoint that stores none) is not compared. log may be nil.

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"lipformer/model"
 	"lipformer/train"
 )
 
@@ -117,5 +118,30 @@ func TestCheckpointCorpus(t *testing.T) {
 	c, err = CheckpointCorpus(context.Background(), "", train.Options{Data: "shk.txt"}, train.CorpusID{}, ckpt, "", nil)
 	if err != nil || c.Path != "shk.txt" || len(c.Train)+len(c.Valid)+len(c.Test) != 200 {
 		t.Fatalf("corpus in the current directory: %v, %+v; want it before the run directory's", err, c)
+	}
+}
+
+// TestSavedCorpus: the corpus a checkpoint's options name is loaded when its vocabulary is
+// the checkpoint's, and refused, naming the corpus and the checkpoint, when it is not; a
+// checkpoint without training options is refused by name.
+func TestSavedCorpus(t *testing.T) {
+	t.Chdir(t.TempDir())
+	if err := os.WriteFile("shk.txt", []byte(strings.Repeat("the quick brown fox. ", 20)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	meta := map[string]string{train.MetaTrain: `{"data":"shk.txt"}`}
+	ckpt := filepath.Join(t.TempDir(), "ckpt.safetensors")
+	c, err := SavedCorpus(context.Background(), "", &model.Checkpoint{Vocab: []byte(" .bcefhiknoqrtuwx"), Meta: meta}, ckpt, "", nil)
+	if err != nil || c.Path != "shk.txt" {
+		t.Fatalf("the checkpoint's own corpus: %v, %+v", err, c)
+	}
+	_, err = SavedCorpus(context.Background(), "", &model.Checkpoint{Vocab: []byte("abc"), Meta: meta}, ckpt, "", nil)
+	for _, want := range []string{"corpus shk.txt has another vocabulary", ckpt, "17 and 3 bytes"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("another vocabulary: error %v, want one containing %q", err, want)
+		}
+	}
+	if _, err := SavedCorpus(context.Background(), "", &model.Checkpoint{Meta: map[string]string{}}, ckpt, "", nil); err == nil || !strings.Contains(err.Error(), ckpt) {
+		t.Errorf("no training options: error %v, want one naming %s", err, ckpt)
 	}
 }
