@@ -27,7 +27,7 @@ func CheckpointJob(name, path string, cfg model.Config, opt train.Options, in, t
 	if opt.Batch < 1 {
 		return Job{}, fmt.Errorf("checkpoint %s: training batch %d, want >= 1", path, opt.Batch)
 	}
-	s.Recipe = cfg.L2Bound == ops.BoundTok2 && cfg.L2Temp && cfg.L2PosBias && (cfg.Arch == spec.ContractiveL2 || cfg.Arch == spec.InvertibleL2)
+	s.Recipe = (cfg.Arch == spec.ContractiveL2 || cfg.Arch == spec.InvertibleL2) && cfg.WithCertifiedRecipe() == cfg
 	s.L2Bound, s.Muon, s.Mix, s.MLPBlocks = cfg.L2Bound, opt.Muon, cfg.Mix, cfg.MLPBlocks
 	if s.Recipe {
 		s.L2Bound = ops.BoundKim
@@ -35,10 +35,8 @@ func CheckpointJob(name, path string, cfg model.Config, opt train.Options, in, t
 			s.MLPBlocks = 0
 		}
 	}
-	s.PowerIters = max(1, opt.PowerIters)
-	a := opt.AdamConfig()
-	step := StepOptions{LR: opt.LR, Beta1: a.Beta1, Beta2: a.Beta2, Eps: a.Eps, WeightDecay: a.WeightDecay,
-		Clip: opt.Clip, Seed: opt.Seed, Muon: opt.Muon, PowerIters: s.PowerIters}
+	step := stepOptionsOf(opt)
+	s.PowerIters = step.iterations()
 	p := model.Preset{Name: name, Layers: cfg.Layers, Heads: cfg.Heads, Width: cfg.Width, Hidden: cfg.Hidden,
 		Context: cfg.Context, Vocab: cfg.Vocab, Batch: opt.Batch, About: "checkpoint " + path}
 	return Job{Preset: p, Cfg: cfg, Inputs: in, Targets: tg, Set: s, Checkpoint: path, step: &step}, nil

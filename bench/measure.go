@@ -302,7 +302,7 @@ func (j Job) measurement(mode string, w *Workload, tm timing) (Measurement, erro
 		}
 	}
 	if mode == ModeTrain {
-		r.PowerIters = max(1, j.stepOptions().PowerIters)
+		r.PowerIters = j.stepOptions().iterations()
 	}
 	if mode == ModeSample {
 		r.Generated, r.Window = w.Generated, j.Set.SampleWindow

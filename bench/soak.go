@@ -85,7 +85,7 @@ func (j Job) Soak(ctx context.Context, n int) (SoakReport, error) {
 	}
 	r := SoakReport{Impl: "go", Config: j.Preset.Name, Arch: j.ArchName(), Mode: ModeSoak, Dtype: j.Cfg.Dtype.String(), Backend: kernel.Backend,
 		Threads: runtime.GOMAXPROCS(0), Batch: j.Preset.Batch, Context: j.Cfg.Context, Params: m.NumParams(),
-		Steps: n, Warmup: j.Set.Warmup, PowerIters: max(1, j.stepOptions().PowerIters), Checkpoint: j.Checkpoint, GoVersion: runtime.Version()}
+		Steps: n, Warmup: j.Set.Warmup, PowerIters: j.stepOptions().iterations(), Checkpoint: j.Checkpoint, GoVersion: runtime.Version()}
 	if j.Cfg.Dtype == spec.Float64 {
 		err = soakTrain[float64](ctx, m, j, &r)
 	} else {

@@ -49,10 +49,21 @@ type StepOptions struct {
 // every parameter.
 func DefaultStepOptions(seed uint64) StepOptions {
 	o := train.DefaultOptions()
-	a := o.AdamConfig()
-	return StepOptions{LR: o.LR, Beta1: a.Beta1, Beta2: a.Beta2, Eps: a.Eps, WeightDecay: a.WeightDecay, Clip: o.Clip, Seed: seed,
-		PowerIters: o.PowerIters}
+	o.Seed = seed
+	return stepOptionsOf(o)
 }
+
+// stepOptionsOf are the settings of a training step of the run options o, at their peak
+// learning rate.
+func stepOptionsOf(o train.Options) StepOptions {
+	a := o.AdamConfig()
+	return StepOptions{LR: o.LR, Beta1: a.Beta1, Beta2: a.Beta2, Eps: a.Eps, WeightDecay: a.WeightDecay, Clip: o.Clip, Seed: o.Seed,
+		Muon: o.Muon, PowerIters: o.PowerIters}
+}
+
+// iterations is the number of power-iteration steps the options take before a training
+// step: PowerIters, of which 0 means 1 (train.StepConfig).
+func (o StepOptions) iterations() int { return max(1, o.PowerIters) }
 
 // StepConfig is the training step of the options (train.Stepper).
 func (o StepOptions) StepConfig() train.StepConfig {
