@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gorgonia.org/tensor"
 
+	"lipformer/kernel"
 	"lipformer/lipschitz"
 	"lipformer/ops"
 )
@@ -22,16 +23,21 @@ type AttnPower struct {
 	UN *Buffer // (D)
 	VN *Buffer // (D)
 
-	work *weights64 // PowerIterate's float64 weights and scratch, kept from step to step
+	work *attnPowerWork // PowerIterate's scratch, kept from step to step
+}
+
+// attnPowerWork is the float64 scratch of a layer's power iteration.
+type attnPowerWork struct {
+	long, nu []float64 // (D): W^{Q,h} v, then N v and N^T u
+	short    []float64 // (d): (W^{Q,h})^T u
+	tmp      []float64 // (D + d): stackedNMulVec's scratch
 }
 
 // weights64 holds a tied L2 layer's weights before its temperatures as float64 matrices,
-// as its bounds read them (rawBoundWeights), and the power iteration's scratch.
+// as its bounds read them (rawBoundWeights).
 type weights64 struct {
 	wq, wv []*mat.Dense // (D, d) per head
 	wo     *mat.Dense   // (D, D)
-	nv, nu []float64    // (D): N v and N^T u, the power iteration's scratch
-	tmp    []float64    // (D + d): lipschitz.StackedNMulVec's scratch
 }
 
 // load fills w with a's weights before its temperatures, allocating them on first use; a
@@ -93,37 +99,94 @@ func (a *Attention) AddPower(name string) {
 // vectors in place. It does nothing for a layer without them, or with weights that are
 // not finite (which leave the vectors as they were).
 func (a *Attention) PowerIterate(n int) {
-	if a.Power == nil {
+	if a.Power == nil || a.Kind != ops.L2 {
 		return
 	}
-	if a.Kind != ops.L2 {
-		return
+	switch wq := a.WQ.Value.Data().(type) {
+	case []float32:
+		attnPowerIterate(a, wq, a.WV.Value.Data().([]float32), a.WO.Value.Data().([]float32), n)
+	case []float64:
+		attnPowerIterate(a, wq, a.WV.Value.Data().([]float64), a.WO.Value.Data().([]float64), n)
 	}
-	if a.Power.work == nil {
-		dim := a.WQ.Value.Shape()[0]
-		a.Power.work = &weights64{nv: make([]float64, dim), nu: make([]float64, dim), tmp: make([]float64, dim+dim/a.Heads)}
-	}
-	w := a.Power.work
-	w.load(a)
-	if !finiteMats(append(append([]*mat.Dense{w.wo}, w.wq...), w.wv...)...) {
-		return
-	}
+}
+
+// attnPowerIterate is PowerIterate on the layer's weights wq, wv and wo (D, D), read as
+// they are: head h's maps are columns h*d..(h+1)*d of wq and wv, and rows h*d..(h+1)*d of
+// wo.
+func attnPowerIterate[T float32 | float64](a *Attention, wq, wv, wo []T, n int) {
 	dim := a.WQ.Value.Shape()[0]
 	d := dim / a.Heads
+	if a.Power.work == nil {
+		a.Power.work = &attnPowerWork{long: make([]float64, dim), nu: make([]float64, dim), short: make([]float64, d), tmp: make([]float64, dim+d)}
+	}
+	w := a.Power.work
 	uq, vq := a.Power.UQ.Float64s(), a.Power.VQ.Float64s()
 	for h := range a.Heads {
-		powerIterateDense(w.wq[h], uq[h*dim:(h+1)*dim], vq[h*d:(h+1)*d], n)
+		q := wq[h*d:] // W^{Q,h}: (D, d) of stride D
+		powerIterateMul(func(y, x []float64, trans bool) {
+			if trans {
+				clear(y)
+				kernel.MulTVecAdd64(y, q, dim, x)
+				return
+			}
+			kernel.MulVec64(y, q, dim, x)
+		}, uq[h*dim:(h+1)*dim], vq[h*d:(h+1)*d], w.long, w.short, n)
 	}
 	un, vn := a.Power.UN.Float64s(), a.Power.VN.Float64s()
-	// on N = lipschitz.StackedN without forming it: its products with vectors are all the
-	// iteration needs, at 3 D d multiply-adds a head against 2 D^2 d for N itself
 	powerIterateMul(func(y, x []float64, trans bool) {
-		lipschitz.StackedNMulVec(y, w.wq, w.wv, w.wo, x, trans, w.tmp)
-	}, un, vn, w.nv, w.nu, n)
+		stackedNMulVec(y, wq, wv, wo, a.Heads, x, trans, w.tmp)
+	}, un, vn, w.long, w.nu, n)
+	// A weight that is not finite makes every later product it enters infinite or NaN
+	// (an infinite entry times a zero is NaN), so the vectors it reached are not finite.
+	if !allFinite(uq) || !allFinite(vq) || !allFinite(un) || !allFinite(vn) {
+		return
+	}
 	a.Power.UQ.setFloat64s(uq)
 	a.Power.VQ.setFloat64s(vq)
 	a.Power.UN.setFloat64s(un)
 	a.Power.VN.setFloat64s(vn)
+}
+
+// stackedNMulVec writes into y (D) N x, or N^T x with trans, for N = lipschitz.StackedN of
+// the weights wq, wv and wo (D, D) laid out as attnPowerIterate reads them, without forming
+// N: per head, three products of a (D, d) block with a vector, 3 D d multiply-adds, where
+// forming N takes 2 D^2 d. Power iteration on N needs these products alone. tmp is
+// scratch of D + d elements.
+func stackedNMulVec[T float32 | float64](y []float64, wq, wv, wo []T, heads int, x []float64, trans bool, tmp []float64) {
+	dim := len(x)
+	d := dim / heads
+	inv := 1 / math.Sqrt(float64(d))
+	long, short := tmp[:dim], tmp[dim:dim+d]
+	if trans {
+		clear(y)
+	}
+	for h := range heads {
+		if !trans { // N_h x = (W^{Q,h})^T (W^{V,h} (W^{O,h} x)) / sqrt(d)
+			kernel.MulVec64(short, wo[h*d*dim:], dim, x)
+			kernel.MulVec64(long, wv[h*d:], dim, short)
+			floats.Scale(inv, long)
+			out := y[h*d : (h+1)*d]
+			clear(out)
+			kernel.MulTVecAdd64(out, wq[h*d:], dim, long)
+			continue
+		}
+		// N_h^T x_h = (W^{O,h})^T ((W^{V,h})^T (W^{Q,h} x_h)) / sqrt(d), summed over h
+		kernel.MulVec64(long, wq[h*d:], dim, x[h*d:(h+1)*d])
+		clear(short)
+		kernel.MulTVecAdd64(short, wv[h*d:], dim, long)
+		floats.Scale(inv, short)
+		kernel.MulTVecAdd64(y, wo[h*d*dim:], dim, short)
+	}
+}
+
+// allFinite reports whether every element of x is finite.
+func allFinite(x []float64) bool {
+	for _, v := range x {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // tok2Estimate is the token-norm bound that training divides by: the power-iteration
@@ -153,33 +216,8 @@ func (a *Attention) tok2Estimate() (float64, error) {
 	return math.Sqrt(sum) * sigma, nil
 }
 
-// finiteMats reports whether every entry of the matrices is finite.
-func finiteMats(ms ...*mat.Dense) bool {
-	for _, m := range ms {
-		for _, x := range m.RawMatrix().Data {
-			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
 // Buffers returns the vectors.
 func (p *AttnPower) Buffers() []*Buffer { return []*Buffer{p.UQ, p.VQ, p.UN, p.VN} }
-
-// powerIterateDense runs n steps of power iteration on w from the unit vectors u and v
-// (powerIterateMul).
-func powerIterateDense(w *mat.Dense, u, v []float64, n int) {
-	rows, cols := w.Dims()
-	powerIterateMul(func(y, x []float64, trans bool) {
-		var m mat.Matrix = w
-		if trans {
-			m = w.T()
-		}
-		mat.NewVecDense(len(y), y).MulVec(m, mat.NewVecDense(len(x), x))
-	}, u, v, make([]float64, rows), make([]float64, cols), n)
-}
 
 // powerIterateMul runs n steps of power iteration on the matrix W that mul applies (y = W
 // x, or W^T x with trans) from the unit vectors u and v, with scratch wv (len(u)) and wtu
@@ -187,12 +225,12 @@ func powerIterateDense(w *mat.Dense, u, v []float64, n int) {
 func powerIterateMul(mul func(y, x []float64, trans bool), u, v, wv, wtu []float64, n int) {
 	for range n {
 		mul(wv, v, false)
-		norm := floats.Norm(wv, 2)
-		if norm == 0 {
+		nv := norm(wv)
+		if nv == 0 {
 			return
 		}
-		floats.ScaleTo(u, 1/norm, wv)
+		scaleInto(u, wv, 1/nv)
 		mul(wtu, u, true)
-		floats.ScaleTo(v, 1/floats.Norm(wtu, 2), wtu)
+		unitInto(v, wtu)
 	}
 }

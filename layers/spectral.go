@@ -30,8 +30,8 @@ type SpectralNorm struct {
 }
 
 // powerWork is the float64 working memory of power iteration: the vectors u (In) and v
-// (Out) between steps, W v (In), W^T u (Out) and, for a float32 W, its float64 copy.
-type powerWork struct{ u, v, wv, wtu, w []float64 }
+// (Out) between steps, W v (In) and W^T u (Out).
+type powerWork struct{ u, v, wv, wtu []float64 }
 
 // NewSpectralNorm normalises w, starting from random unit vectors drawn from rng and
 // refined by initPowerIterations steps.
@@ -62,31 +62,26 @@ func (s *SpectralNorm) Iterate(n int) {
 	}
 }
 
-// powerIterate is Iterate for a weight w (In, Out) of element type T, in s.work: W in
-// float64 (a float32 W copied once per call), its products by BLAS matrix-vector products
-// (kernel.Gemv), so that a step reads W twice at the machine's rate.
+// powerIterate is Iterate for a weight w (In, Out) of element type T, in s.work: W's
+// products with the float64 vectors read W as it is (kernel.MulVec64, kernel.MulTVecAdd64),
+// so that a step reads it twice and copies nothing.
 func powerIterate[T float32 | float64](s *SpectralNorm, w []T, n int) {
 	wk := &s.work
 	rows, cols := s.U.Value.Shape()[0], s.V.Value.Shape()[0]
 	u, wv := grow(&wk.u, rows), grow(&wk.wv, rows)   // (In)
 	v, wtu := grow(&wk.v, cols), grow(&wk.wtu, cols) // (Out)
-	w64, ok := any(w).([]float64)
-	if !ok {
-		w64 = grow(&wk.w, len(w))
-		for i, x := range w {
-			w64[i] = float64(x)
-		}
-	}
 	readFloat64s(u, s.U.Value)
 	readFloat64s(v, s.V.Value)
 	for range n {
-		kernel.Gemv(false, rows, cols, 1, w64, cols, v, 0, wv) // W v
-		if norm(wv) == 0 {
+		kernel.MulVec64(wv, w, cols, v) // W v
+		nv := norm(wv)
+		if nv == 0 {
 			break
 		}
-		unitInto(u, wv)
-		kernel.Gemv(true, rows, cols, 1, w64, cols, u, 0, wtu) // W^T u, nonzero since u^T W v = ||W v|| > 0
-		unitInto(v, wtu)
+		scaleInto(u, wv, 1/nv)
+		clear(wtu)
+		kernel.MulTVecAdd64(wtu, w, cols, u) // W^T u, nonzero since u^T W v = ||W v|| > 0
+		scaleInto(v, wtu, 1/norm(wtu))
 	}
 	s.U.setFloat64s(u)
 	s.V.setFloat64s(v)
@@ -177,18 +172,15 @@ func unit(x []float64) []float64 {
 }
 
 // unitInto writes x / ||x|| into dst (len(x)).
-func unitInto(dst, x []float64) {
-	n := norm(x)
+func unitInto(dst, x []float64) { scaleInto(dst, x, 1/norm(x)) }
+
+// scaleInto writes c x into dst (len(x)).
+func scaleInto(dst, x []float64, c float64) {
+	dst = dst[:len(x)]
 	for i, v := range x {
-		dst[i] = v / n
+		dst[i] = c * v
 	}
 }
 
 // norm is the Euclidean norm of x.
-func norm(x []float64) float64 {
-	var s float64
-	for _, v := range x {
-		s += v * v
-	}
-	return math.Sqrt(s)
-}
+func norm(x []float64) float64 { return math.Sqrt(kernel.Dot(x, x)) }

@@ -3,7 +3,6 @@ package lipschitz
 import (
 	"math"
 
-	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -69,50 +68,6 @@ func StackedN(wq, wv []*mat.Dense, wo *mat.Dense) *mat.Dense {
 		n.Slice(h*d, (h+1)*d, 0, dim).(*mat.Dense).Mul(m, wo.Slice(h*d, (h+1)*d, 0, dim))
 	}
 	return n
-}
-
-// StackedNMulVec writes into y (D) N x, or N^T x with trans, for N = StackedN(wq, wv, wo)
-// and x (D), without forming N: per head, three products of a (D, d) block with a vector,
-// 3 D d multiply-adds, where forming N takes 2 D^2 d. tmp is scratch of D + d elements.
-// Power iteration on N needs these products alone.
-func StackedNMulVec(y []float64, wq, wv []*mat.Dense, wo *mat.Dense, x []float64, trans bool, tmp []float64) {
-	dim := wo.RawMatrix().Rows
-	d := dim / len(wq)
-	inv := 1 / math.Sqrt(float64(d))
-	long, short := tmp[:dim], tmp[dim:dim+d]
-	o := wo.RawMatrix()
-	if trans {
-		clear(y)
-	}
-	for h := range wq {
-		q, v := wq[h].RawMatrix(), wv[h].RawMatrix()
-		if !trans { // N_h x = (W^{Q,h})^T (W^{V,h} (W^{O,h} x)) / sqrt(d)
-			for r := range d {
-				short[r] = floats.Dot(o.Data[(h*d+r)*o.Stride:][:dim], x)
-			}
-			for i := range dim {
-				long[i] = floats.Dot(v.Data[i*v.Stride:][:d], short)
-			}
-			out := y[h*d : (h+1)*d]
-			clear(out)
-			for i, li := range long {
-				floats.AddScaled(out, li*inv, q.Data[i*q.Stride:][:d])
-			}
-			continue
-		}
-		// N_h^T x_h = (W^{O,h})^T ((W^{V,h})^T (W^{Q,h} x_h)) / sqrt(d), summed over h
-		xh := x[h*d : (h+1)*d]
-		for i := range dim {
-			long[i] = floats.Dot(q.Data[i*q.Stride:][:d], xh)
-		}
-		clear(short)
-		for i, li := range long {
-			floats.AddScaled(short, li, v.Data[i*v.Stride:][:d])
-		}
-		for r, sr := range short {
-			floats.AddScaled(y, sr*inv, o.Data[(h*d+r)*o.Stride:][:dim])
-		}
-	}
 }
 
 // IdentityL2LipInf is the inf-norm Lipschitz upper bound 4 sqrt(d) phi^{-1}(n-1) + 1 of

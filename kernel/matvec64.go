@@ -1,0 +1,40 @@
+package kernel
+
+// MulVec64 writes into y the products a x of the len(y) rows of a (stride lda) with x, in
+// float64: y_i = sum_j a_ij x_j over the len(x) columns. Float32 rows run AVX2/FMA
+// assembly where the processor has it (each element widened exactly before its
+// multiply-add), so the last bits of a sum depend on the processor; float64 rows and other
+// processors sum each row left to right in Go. The power iterations of spectral
+// normalisation and of the token-norm bound apply their matrices with it.
+func MulVec64[T Float](y []float64, a []T, lda int, x []float64) {
+	if len(x) == 0 {
+		clear(y)
+		return
+	}
+	if len(y) == 0 {
+		return
+	}
+	_ = a[(len(y)-1)*lda+len(x)-1]
+	if mulVecVec(y, a, lda, x) {
+		return
+	}
+	MatVec64(y, a, lda, x)
+}
+
+// MulTVecAdd64 adds into y the products a^T x of the len(x) rows of a (stride lda) with
+// x, in float64: y_j += sum_i x_i a_ij over the len(y) columns, the rows' terms added in
+// row order (float32 rows in AVX2/FMA assembly where the processor has it, as MulVec64).
+func MulTVecAdd64[T Float](y []float64, a []T, lda int, x []float64) {
+	if len(x) == 0 || len(y) == 0 {
+		return
+	}
+	_ = a[(len(x)-1)*lda+len(y)-1]
+	if mulTVecAddVec(y, a, lda, x) {
+		return
+	}
+	for i, xi := range x {
+		for j, v := range a[i*lda:][:len(y)] {
+			y[j] += xi * float64(v)
+		}
+	}
+}

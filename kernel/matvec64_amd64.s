@@ -1,0 +1,163 @@
+#include "textflag.h"
+
+// AVX2/FMA kernels of matvec64.go: products of a float32 matrix (rows of stride lda
+// floats) with a float64 vector, accumulated in float64. Each float32 element is widened
+// exactly (VCVTPS2PD) before its multiply-add. n is a multiple of 4.
+
+// func mulVec64AVX2(y *float64, a *float32, x *float64, m, n, lda int)
+// y_i = a_i . x for rows i < m, four rows at a time: one accumulator of four lanes per row
+// (lane k sums the columns j = k mod 4), reduced as (lane 0 + lane 1) + (lane 2 + lane 3);
+// the last m mod 4 rows one at a time, reduced the same way.
+TEXT ·mulVec64AVX2(SB), NOSPLIT, $0-48
+	MOVQ y+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ x+16(FP), DX
+	MOVQ m+24(FP), CX
+	MOVQ n+32(FP), BX
+	MOVQ lda+40(FP), R8
+	SHLQ $2, R8          // row stride in bytes
+	MOVQ CX, R13
+	ANDQ $3, R13         // rows after the groups
+	SHRQ $2, CX          // groups of four rows
+	JZ   mvrest
+
+mvgroup:
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	LEAQ   (SI)(R8*1), R9
+	LEAQ   (R9)(R8*1), R10
+	LEAQ   (R10)(R8*1), R11
+	XORQ   AX, AX
+
+mvvec:
+	VMOVUPD     (DX)(AX*8), Y4
+	VCVTPS2PD   (SI)(AX*4), Y5
+	VCVTPS2PD   (R9)(AX*4), Y6
+	VCVTPS2PD   (R10)(AX*4), Y7
+	VCVTPS2PD   (R11)(AX*4), Y8
+	VFMADD231PD Y5, Y4, Y0
+	VFMADD231PD Y6, Y4, Y1
+	VFMADD231PD Y7, Y4, Y2
+	VFMADD231PD Y8, Y4, Y3
+	ADDQ        $4, AX
+	CMPQ        AX, BX
+	JLT         mvvec
+
+	VHADDPD    Y1, Y0, Y0  // rows 0, 1: (lane 0 + 1), (0 + 1), (2 + 3), (2 + 3)
+	VHADDPD    Y3, Y2, Y2  // rows 2, 3 the same
+	VPERM2F128 $0x21, Y2, Y0, Y5 // rows 0, 1, 2, 3: (2 + 3), (2 + 3), (0 + 1), (0 + 1)
+	VBLENDPD   $0xC, Y2, Y0, Y6  // rows 0, 1, 2, 3: (0 + 1), (0 + 1), (2 + 3), (2 + 3)
+	VADDPD     Y5, Y6, Y0
+	VMOVUPD    Y0, (DI)
+	ADDQ       $32, DI
+	LEAQ       (R11)(R8*1), SI
+	DECQ       CX
+	JNZ        mvgroup
+
+mvrest:
+	TESTQ R13, R13
+	JZ    mvdone
+
+mvrow:
+	VXORPD Y0, Y0, Y0
+	XORQ   AX, AX
+
+mvrowvec:
+	VCVTPS2PD   (SI)(AX*4), Y5
+	VFMADD231PD (DX)(AX*8), Y5, Y0
+	ADDQ        $4, AX
+	CMPQ        AX, BX
+	JLT         mvrowvec
+
+	VEXTRACTF128 $1, Y0, X1
+	VHADDPD      X0, X0, X0 // lane 0 + 1
+	VHADDPD      X1, X1, X1 // lane 2 + 3
+	VADDSD       X1, X0, X0
+	VMOVSD       X0, (DI)
+	ADDQ         $8, DI
+	ADDQ         R8, SI
+	DECQ         R13
+	JNZ          mvrow
+
+mvdone:
+	VZEROUPPER
+	RET
+
+// func mulTVecAdd64AVX2(y *float64, a *float32, x *float64, m, n, lda int)
+// y_j += sum_{i < m} x_i a_ij for columns j < n: sixteen columns at a time in four
+// accumulators while the rows stream by, then the last n mod 16 four at a time; each y_j
+// is y_j plus the row terms added in row order.
+TEXT ·mulTVecAdd64AVX2(SB), NOSPLIT, $0-48
+	MOVQ y+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ x+16(FP), DX
+	MOVQ m+24(FP), CX
+	MOVQ n+32(FP), BX
+	MOVQ lda+40(FP), R8
+	SHLQ $2, R8          // row stride in bytes
+	MOVQ BX, R13
+	ANDQ $15, R13        // columns after the blocks of sixteen
+	SHRQ $4, BX          // blocks of sixteen columns
+	JZ   mtrest
+
+mtblock:
+	VMOVUPD (DI), Y0
+	VMOVUPD 32(DI), Y1
+	VMOVUPD 64(DI), Y2
+	VMOVUPD 96(DI), Y3
+	MOVQ    SI, R9
+	XORQ    AX, AX
+
+mtrow:
+	VBROADCASTSD (DX)(AX*8), Y4
+	VCVTPS2PD    (R9), Y5
+	VCVTPS2PD    16(R9), Y6
+	VCVTPS2PD    32(R9), Y7
+	VCVTPS2PD    48(R9), Y8
+	VFMADD231PD  Y5, Y4, Y0
+	VFMADD231PD  Y6, Y4, Y1
+	VFMADD231PD  Y7, Y4, Y2
+	VFMADD231PD  Y8, Y4, Y3
+	ADDQ         R8, R9
+	INCQ         AX
+	CMPQ         AX, CX
+	JLT          mtrow
+
+	VMOVUPD Y0, (DI)
+	VMOVUPD Y1, 32(DI)
+	VMOVUPD Y2, 64(DI)
+	VMOVUPD Y3, 96(DI)
+	ADDQ    $128, DI
+	ADDQ    $64, SI
+	DECQ    BX
+	JNZ     mtblock
+
+mtrest:
+	SHRQ $2, R13         // blocks of four columns
+	JZ   mtdone
+
+mtfour:
+	VMOVUPD (DI), Y0
+	MOVQ    SI, R9
+	XORQ    AX, AX
+
+mtfourrow:
+	VBROADCASTSD (DX)(AX*8), Y4
+	VCVTPS2PD    (R9), Y5
+	VFMADD231PD  Y5, Y4, Y0
+	ADDQ         R8, R9
+	INCQ         AX
+	CMPQ         AX, CX
+	JLT          mtfourrow
+
+	VMOVUPD Y0, (DI)
+	ADDQ    $32, DI
+	ADDQ    $16, SI
+	DECQ    R13
+	JNZ     mtfour
+
+mtdone:
+	VZEROUPPER
+	RET
