@@ -3,11 +3,13 @@ package kernel
 // Dot is the inner product of a and b (len(a) elements), accumulated in float64 in four
 // partial sums, of the elements i mod 4 = 0, 1, 2 and 3, added as (s0 + s1) + (s2 + s3):
 // one running sum would make every addition wait for the one before, four times as long on
-// a whole layer's activations (the contraction's gradient, ops.Contract).
+// a whole layer's activations (the contraction's gradient, ops.Contract). Float32 runs AVX2/FMA
+// assembly where the processor has it, bit for bit the same sums (dotLanesAVX2).
 func Dot[T Float](a, b []T) float64 {
 	b = b[:len(a)]
-	var s0, s1, s2, s3 float64
-	i := 0
+	var lanes [4]float64
+	i := dotLanesVec(a, b, &lanes)
+	s0, s1, s2, s3 := lanes[0], lanes[1], lanes[2], lanes[3]
 	for ; i+4 <= len(a); i += 4 {
 		x, y := a[i:i+4:i+4], b[i:i+4:i+4]
 		s0 += float64(x[0]) * float64(y[0])

@@ -2,6 +2,7 @@ package train
 
 import (
 	"math"
+	"runtime"
 
 	"lipformer/kernel"
 )
@@ -10,10 +11,22 @@ import (
 // one vector, accumulated in float64. It is +Inf when an element is infinite
 // or the norm overflows float64, and NaN when an element is NaN. It does not
 // allocate.
-func GlobalNorm[T Float](grads [][]T) float64 {
+func GlobalNorm[T Float](grads [][]T) float64 { return globalNorm(grads, nil) }
+
+// globalNorm is GlobalNorm. With dots of len(grads) it takes the tensors' sums of squares
+// on every core (kernel.ParallelJobs) into dots and adds them in order, the same sum bit
+// for bit; with nil dots it takes them one after the other.
+func globalNorm[T Float](grads [][]T, dots []float64) float64 {
 	var sum float64
-	for _, g := range grads {
-		sum += kernel.Dot(g, g)
+	if dots != nil {
+		kernel.ParallelJobs(len(grads), runtime.GOMAXPROCS(0), func(_, j int) { dots[j] = kernel.Dot(grads[j], grads[j]) })
+		for _, d := range dots {
+			sum += d
+		}
+	} else {
+		for _, g := range grads {
+			sum += kernel.Dot(g, g)
+		}
 	}
 	if math.IsInf(sum, 1) {
 		return scaledNorm(grads)
@@ -28,16 +41,24 @@ func GlobalNorm[T Float](grads [][]T) float64 {
 // would only turn them into zeros and NaNs, and the caller should stop or
 // skip the step instead. It does not allocate.
 func ClipGlobalNorm[T Float](grads [][]T, maxNorm float64) float64 {
-	norm := GlobalNorm(grads)
+	return clipGlobalNorm(grads, maxNorm, nil)
+}
+
+// clipGlobalNorm is ClipGlobalNorm; with dots of len(grads) it runs on every core
+// (globalNorm), the same values bit for bit, and allocates what kernel.ParallelJobs does.
+func clipGlobalNorm[T Float](grads [][]T, maxNorm float64, dots []float64) float64 {
+	norm := globalNorm(grads, dots)
 	if !(maxNorm > 0) || !(norm > maxNorm) || math.IsInf(norm, 1) {
 		return norm
 	}
 	scale := T(maxNorm / norm)
-	for _, g := range grads {
-		for i := range g {
-			g[i] *= scale
+	if dots == nil {
+		for _, g := range grads {
+			kernel.Scale(g, g, scale)
 		}
+		return norm
 	}
+	kernel.ParallelJobs(len(grads), runtime.GOMAXPROCS(0), func(_, j int) { kernel.Scale(grads[j], grads[j], scale) })
 	return norm
 }
 

@@ -155,3 +155,46 @@ func BenchmarkGlobalNorm(b *testing.B) {
 		GlobalNorm(g)
 	}
 }
+
+// TestClipGlobalNormInParallel: the clipping the Stepper runs on every core
+// (clipGlobalNorm with scratch) returns the serial ClipGlobalNorm's norm and leaves its
+// gradients, bit for bit, on tensors of many sizes and magnitudes, clipped or not, and on
+// gradients whose sum of squares overflows.
+func TestClipGlobalNormInParallel(t *testing.T) {
+	t.Run("float32", checkClipInParallel[float32])
+	t.Run("float64", checkClipInParallel[float64])
+}
+
+func checkClipInParallel[T Float](t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	sizes := []int{0, 1, 3, 4096, 5, 130, 65536, 7, 128, 16384, 2, 512}
+	for _, c := range []struct {
+		name    string
+		scale   float64
+		maxNorm float64
+	}{{"clipped", 1, 0.5}, {"unclipped", 1e-3, 1e6}, {"overflow", 1e200, 1}} {
+		if c.scale > 1e30 && any(T(0)) == any(float32(0)) {
+			continue // float32 gradients cannot hold such values
+		}
+		serial, _ := randomGrads[T](rng, sizes...)
+		par := make([][]T, len(serial))
+		for i, g := range serial {
+			for j := range g {
+				g[j] *= T(c.scale * math.Exp(4*rng.NormFloat64()))
+			}
+			par[i] = append([]T(nil), g...)
+		}
+		want := ClipGlobalNorm(serial, c.maxNorm)
+		got := clipGlobalNorm(par, c.maxNorm, make([]float64, len(par)))
+		if math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("%s: norm %.17g, want %.17g", c.name, got, want)
+		}
+		for i := range serial {
+			for j := range serial[i] {
+				if par[i][j] != serial[i][j] {
+					t.Fatalf("%s: tensor %d element %d: %v, want %v", c.name, i, j, par[i][j], serial[i][j])
+				}
+			}
+		}
+	}
+}

@@ -25,8 +25,9 @@ type Stepper[T Float] struct {
 	// Comm, when it has more than one rank, makes the step one of data-parallel replicas:
 	// Gradients returns the mean loss and the clipped mean gradient over them (allReduce).
 	Comm  dist.Comm
-	grads [][]T // the Grad slice of each parameter, (size of the parameter) each
-	flat  []T   // all gradients end to end, for the all-reduce
+	grads [][]T     // the Grad slice of each parameter, (size of the parameter) each
+	flat  []T       // all gradients end to end, for the all-reduce
+	dots  []float64 // (len(grads)) the gradients' sums of squares, clipGlobalNorm's scratch
 }
 
 // StepConfig is how a Stepper steps, besides the passes: Options.StepConfig is a run's.
@@ -71,6 +72,7 @@ func NewStepper[T Float](m *model.Model, batch int, cfg StepConfig) (*Stepper[T]
 		params = append(params, tp)
 		s.grads = append(s.grads, g)
 	}
+	s.dots = make([]float64, len(s.grads))
 	if s.Adam, err = NewAdam(params, cfg.Adam); err != nil {
 		prog.Close()
 		return nil, err
@@ -109,7 +111,7 @@ func (s *Stepper[T]) Gradients(step int) (loss, norm float64, err error) {
 	if loss, err = s.allReduce(loss); err != nil {
 		return 0, 0, fmt.Errorf("step %d: %w", step, err)
 	}
-	return loss, ClipGlobalNorm(s.grads, s.Cfg.Clip), nil
+	return loss, clipGlobalNorm(s.grads, s.Cfg.Clip, s.dots), nil
 }
 
 // Update applies the optimizer to the gradients of the last Gradients call with learning
