@@ -24,14 +24,14 @@ func Dot[T Float](a, b []T) float64 {
 }
 
 // Bilinear is u^T W v for a row-major W (len(u), cols) and v (cols), accumulated in
-// float64: each row's W_i v summed left to right (MatVec64, four rows at a time), then
-// u_i W_i v added row after row.
+// float64: each row's W_i v (MulVec64, 64 rows at a time), then u_i W_i v added row after
+// row.
 func Bilinear[T Float](w, u, v []T, cols int) float64 {
 	var s float64
-	var r [4]float64
+	var r [64]float64
 	for i := 0; i < len(u); i += len(r) {
 		k := min(len(r), len(u)-i)
-		MatVec64(r[:k], w[i*cols:], cols, v)
+		MulVec64(r[:k], w[i*cols:], cols, v)
 		for j, x := range r[:k] {
 			s += float64(u[i+j]) * x
 		}

@@ -82,6 +82,21 @@ func SubScaled[T Float](y, x []T, f T) {
 	}
 }
 
+// ScaleDiffWide writes y = s (g - v f) elementwise, each product v f taken in float64 and
+// rounded once to T, the difference and the scaling in T: float32 in AVX2 where the
+// processor has it, bit for bit the portable loop's. y may be g. It is a row of the
+// gradient of spectral normalisation (ops.SpectralNormalize).
+func ScaleDiffWide[T Float](y, g, v []T, f float64, s T) {
+	n := 0
+	if y32, ok := any(y).([]float32); ok {
+		n = scaleDiffWideVec(y32, any(g).([]float32), any(v).([]float32), f, any(s).(float32))
+	}
+	vr, gr, yr := v[n:], g[n:len(v)], y[n:len(v)]
+	for i, x := range vr {
+		yr[i] = s * (gr[i] - T(float64(x)*f))
+	}
+}
+
 // ScaleWide writes y = x f elementwise, each product taken in float64 and rounded once to
 // T: float32 in AVX2 where the processor has it, bit for bit the portable loop's. y may
 // be x.

@@ -4,9 +4,9 @@ package kernel
 // float64: y_i = sum_j a_ij x_j over the len(x) columns. Float32 rows run AVX2/FMA
 // assembly where the processor has it (each element widened exactly before its
 // multiply-add), so the last bits of a sum depend on the processor; float64 rows and other
-// processors sum each row left to right in Go. The power iterations of spectral
-// normalisation and of the token-norm bound apply their matrices with it.
-func MulVec64[T Float](y []float64, a []T, lda int, x []float64) {
+// processors sum each row left to right in Go (MatVec64). The power iterations, the
+// spectral norm estimates and the token-norm bound apply their matrices with it.
+func MulVec64[T, U Float](y []float64, a []T, lda int, x []U) {
 	if len(x) == 0 {
 		clear(y)
 		return

@@ -85,6 +85,89 @@ mvdone:
 	VZEROUPPER
 	RET
 
+// func mulVec64x32AVX2(y *float64, a *float32, x *float32, m, n, lda int)
+// mulVec64AVX2 with x float32, widened exactly as it is read:
+// y_i = a_i . x for rows i < m, four rows at a time: one accumulator of four lanes per row
+// (lane k sums the columns j = k mod 4), reduced as (lane 0 + lane 1) + (lane 2 + lane 3);
+// the last m mod 4 rows one at a time, reduced the same way.
+TEXT ·mulVec64x32AVX2(SB), NOSPLIT, $0-48
+	MOVQ y+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ x+16(FP), DX
+	MOVQ m+24(FP), CX
+	MOVQ n+32(FP), BX
+	MOVQ lda+40(FP), R8
+	SHLQ $2, R8          // row stride in bytes
+	MOVQ CX, R13
+	ANDQ $3, R13         // rows after the groups
+	SHRQ $2, CX          // groups of four rows
+	JZ   mxrest
+
+mxgroup:
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	LEAQ   (SI)(R8*1), R9
+	LEAQ   (R9)(R8*1), R10
+	LEAQ   (R10)(R8*1), R11
+	XORQ   AX, AX
+
+mxvec:
+	VCVTPS2PD   (DX)(AX*4), Y4
+	VCVTPS2PD   (SI)(AX*4), Y5
+	VCVTPS2PD   (R9)(AX*4), Y6
+	VCVTPS2PD   (R10)(AX*4), Y7
+	VCVTPS2PD   (R11)(AX*4), Y8
+	VFMADD231PD Y5, Y4, Y0
+	VFMADD231PD Y6, Y4, Y1
+	VFMADD231PD Y7, Y4, Y2
+	VFMADD231PD Y8, Y4, Y3
+	ADDQ        $4, AX
+	CMPQ        AX, BX
+	JLT         mxvec
+
+	VHADDPD    Y1, Y0, Y0  // rows 0, 1: (lane 0 + 1), (0 + 1), (2 + 3), (2 + 3)
+	VHADDPD    Y3, Y2, Y2  // rows 2, 3 the same
+	VPERM2F128 $0x21, Y2, Y0, Y5 // rows 0, 1, 2, 3: (2 + 3), (2 + 3), (0 + 1), (0 + 1)
+	VBLENDPD   $0xC, Y2, Y0, Y6  // rows 0, 1, 2, 3: (0 + 1), (0 + 1), (2 + 3), (2 + 3)
+	VADDPD     Y5, Y6, Y0
+	VMOVUPD    Y0, (DI)
+	ADDQ       $32, DI
+	LEAQ       (R11)(R8*1), SI
+	DECQ       CX
+	JNZ        mxgroup
+
+mxrest:
+	TESTQ R13, R13
+	JZ    mxdone
+
+mxrow:
+	VXORPD Y0, Y0, Y0
+	XORQ   AX, AX
+
+mxrowvec:
+	VCVTPS2PD   (SI)(AX*4), Y5
+	VCVTPS2PD   (DX)(AX*4), Y4
+	VFMADD231PD Y4, Y5, Y0
+	ADDQ        $4, AX
+	CMPQ        AX, BX
+	JLT         mxrowvec
+
+	VEXTRACTF128 $1, Y0, X1
+	VHADDPD      X0, X0, X0 // lane 0 + 1
+	VHADDPD      X1, X1, X1 // lane 2 + 3
+	VADDSD       X1, X0, X0
+	VMOVSD       X0, (DI)
+	ADDQ         $8, DI
+	ADDQ         R8, SI
+	DECQ         R13
+	JNZ          mxrow
+
+mxdone:
+	VZEROUPPER
+	RET
+
 // func mulTVecAdd64AVX2(y *float64, a *float32, x *float64, m, n, lda int)
 // y_j += sum_{i < m} x_i a_ij for columns j < n: sixteen columns at a time in four
 // accumulators while the rows stream by, then the last n mod 16 four at a time; each y_j

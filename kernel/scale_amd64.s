@@ -78,3 +78,42 @@ subloop:
 subdone:
 	VZEROUPPER
 	RET
+
+// func scaleDiffWide32AVX2(y, d, v *float32, f float64, s float32, n int)
+// y[i] = s * (d[i] - float32(float64(v[i]) * f)) for i < n (n a multiple of 8): the
+// product taken in float64 and rounded once to float32, then the difference and the
+// scaling in float32, as the scalar loop does.
+TEXT ·scaleDiffWide32AVX2(SB), NOSPLIT, $0-48
+	MOVQ         y+0(FP), DI
+	MOVQ         d+8(FP), DX
+	MOVQ         v+16(FP), SI
+	VBROADCASTSD f+24(FP), Y15
+	VBROADCASTSS s+32(FP), X14
+	MOVQ         n+40(FP), CX
+	SHRQ         $3, CX
+	JZ           diffdone
+
+diffloop:
+	VCVTPS2PD  (SI), Y0
+	VCVTPS2PD  16(SI), Y1
+	VMULPD     Y15, Y0, Y0
+	VMULPD     Y15, Y1, Y1
+	VCVTPD2PSY Y0, X0
+	VCVTPD2PSY Y1, X1
+	VMOVUPS    (DX), X2
+	VMOVUPS    16(DX), X3
+	VSUBPS     X0, X2, X2
+	VSUBPS     X1, X3, X3
+	VMULPS     X14, X2, X2
+	VMULPS     X14, X3, X3
+	VMOVUPS    X2, (DI)
+	VMOVUPS    X3, 16(DI)
+	ADDQ       $32, SI
+	ADDQ       $32, DX
+	ADDQ       $32, DI
+	DECQ       CX
+	JNZ        diffloop
+
+diffdone:
+	VZEROUPPER
+	RET

@@ -35,7 +35,7 @@ func TestAddSerialMatchesLoop(t *testing.T) {
 	}
 }
 
-// TestScalingsMatchLoops: Scale, ScaleWide and SubScaled equal their scalar loops bit for
+// TestScalingsMatchLoops: Scale, ScaleWide, ScaleDiffWide and SubScaled equal their scalar loops bit for
 // bit at lengths around the vectors' boundary, in place and not, at unaligned offsets,
 // with factors whose products round (ScaleWide's once, from float64), overflow and
 // underflow.
@@ -64,6 +64,17 @@ func TestScalingsMatchLoops(t *testing.T) {
 						t.Fatalf("SubScaled n %d offset %d factor %g: element %d is %v, want %v", n, off, f, i, sub[i], wantSub[i])
 					}
 				}
+				diff, g := make([]float32, n), make([]float32, n)
+				for i := range g {
+					g[i] = float32(rng.NormFloat64())
+				}
+				const s = float32(0.3)
+				ScaleDiffWide(diff, g, x, f, s)
+				for i, v := range x {
+					if want := s * (g[i] - float32(float64(v)*f)); math.Float32bits(diff[i]) != math.Float32bits(want) {
+						t.Fatalf("ScaleDiffWide n %d offset %d factor %g: element %d is %v, want %v", n, off, f, i, diff[i], want)
+					}
+				}
 				Scale(got, x, float32(f))
 				ScaleWide(gotWide, x, f)
 				in := append([]float32(nil), x...)
@@ -82,37 +93,36 @@ func TestScalingsMatchLoops(t *testing.T) {
 	}
 }
 
-// TestBilinearMatchesRowByRow: Bilinear equals, bit for bit, its row-by-row definition in
-// float32 and float64, on 7 rows (not a multiple of its four) of a strided W.
-func TestBilinearMatchesRowByRow(t *testing.T) {
+// TestBilinear: Bilinear is u^T W v within the rounding of its sums, (cols + rows) 2^-52
+// times the sum of the terms' magnitudes, in float32 and float64, on row counts around its
+// blocks of 64 rows and column counts that the assembly takes (multiples of 4) and that it
+// leaves to Go, of a strided W.
+func TestBilinear(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 1))
-	const rows, cols, n = 7, 11, 9
-	w, u, v := make([]float64, rows*cols), make([]float64, rows), make([]float64, n)
-	for _, x := range [][]float64{w, u, v} {
-		for i := range x {
-			x[i] = float64(float32(rng.NormFloat64()))
+	for _, rows := range []int{1, 7, 64, 65, 130} {
+		for _, n := range []int{9, 12, 64} {
+			cols := n + 3
+			w, u, v := make([]float64, rows*cols), make([]float64, rows), make([]float64, n)
+			for _, x := range [][]float64{w, u, v} {
+				for i := range x {
+					x[i] = float64(float32(rng.NormFloat64()))
+				}
+			}
+			var want, mag float64
+			for i := range rows {
+				for j := range n {
+					want += u[i] * w[i*cols+j] * v[j]
+					mag += math.Abs(u[i] * w[i*cols+j] * v[j])
+				}
+			}
+			tol := float64(n+rows) * 0x1p-52 * mag
+			if got := Bilinear(w, u, v, cols); math.Abs(got-want) > tol {
+				t.Fatalf("float64, %d x %d: %.17g, want %.17g", rows, n, got, want)
+			}
+			if got := Bilinear(f32(w), f32(u), f32(v), cols); math.Abs(got-want) > tol {
+				t.Fatalf("float32, %d x %d: %.17g, want %.17g", rows, n, got, want)
+			}
 		}
-	}
-	var want float64
-	for i := range rows {
-		var r float64
-		for j := range n {
-			r += w[i*cols+j] * v[j]
-		}
-		want += u[i] * r
-	}
-	f32 := func(x []float64) []float32 {
-		out := make([]float32, len(x))
-		for i, y := range x {
-			out[i] = float32(y)
-		}
-		return out
-	}
-	if got := Bilinear(w, u, v, cols); got != want {
-		t.Fatalf("float64: %.17g, want %.17g", got, want)
-	}
-	if got := Bilinear(f32(w), f32(u), f32(v), cols); got != want {
-		t.Fatalf("float32: %.17g, want %.17g", got, want)
 	}
 }
 

@@ -100,22 +100,23 @@ func headScaleRows[T kernel.Float](y, x, s []T, rows, cols int, p float64) {
 }
 
 // headScaleGradS writes into ds (H) the gradient of w f (rows, cols) with respect to s for
-// the output gradient g: p f_h times the sum over head h's block of g w, accumulated in
-// float64.
+// the output gradient g: p f_h times the sum over head h's block of g w (headBlockSums).
 func headScaleGradS[T kernel.Float](ds, w, g, s []T, rows, cols int, p float64) {
-	hd := cols / len(s)
 	acc := make([]float64, len(s))
+	headBlockSums(acc, g, w, rows, cols)
+	headScaleGradSOf(ds, acc, s, p)
+}
+
+// headBlockSums adds into acc (H) the sums over each head h's block of columns of g w (rows,
+// cols), in float64: row by row, each row's block a kernel.Dot.
+func headBlockSums[T kernel.Float](acc []float64, g, w []T, rows, cols int) {
+	hd := cols / len(acc)
 	for i := range rows {
-		for h := range s {
-			gs, ws := g[i*cols+h*hd:][:hd], w[i*cols+h*hd:][:hd]
-			a := acc[h]
-			for j, v := range gs {
-				a += float64(v) * float64(ws[j])
-			}
-			acc[h] = a
+		for h := range acc {
+			lo := i*cols + h*hd
+			acc[h] += kernel.Dot(g[lo:lo+hd], w[lo:lo+hd])
 		}
 	}
-	headScaleGradSOf(ds, acc, s, p)
 }
 
 // headScaleGradSOf writes headScaleGradS's p f_h acc_h into ds (H), given acc_h, the sum

@@ -247,7 +247,7 @@ func tok2Factors[T kernel.Float](wq, wv, wo, uq, vq, un, vn, bias []T, d, heads,
 		b.k[h] = 1 + 4*lipschitz.PhiInvOf(b.mass[h])
 	}
 	ov := make([]float64, d) // W^O vn
-	kernel.MatVec64(ov, wo, d, vn)
+	kernel.MulVec64(ov, wo, d, vn)
 	b.ov = ov
 	// each head's products alone, on the cores; the sums across heads below stay in head
 	// order, so that the bound does not depend on the number of goroutines
@@ -255,9 +255,9 @@ func tok2Factors[T kernel.Float](wq, wv, wo, uq, vq, un, vn, bias []T, d, heads,
 		qv := make([]float64, d)
 		for h := h0; h < h1; h++ {
 			lo := h * hd
-			kernel.MatVec64(b.qu[h*d:(h+1)*d], wq[lo:], d, un[lo:lo+hd])
-			kernel.MatVec64(b.vo[h*d:(h+1)*d], wv[lo:], d, ov[lo:lo+hd])
-			kernel.MatVec64(qv, wq[lo:], d, vq[h*hd:(h+1)*hd]) // (W^{Q,h} vq_h)_i
+			kernel.MulVec64(b.qu[h*d:(h+1)*d], wq[lo:], d, un[lo:lo+hd])
+			kernel.MulVec64(b.vo[h*d:(h+1)*d], wv[lo:], d, ov[lo:lo+hd])
+			kernel.MulVec64(qv, wq[lo:], d, vq[h*hd:(h+1)*hd]) // (W^{Q,h} vq_h)_i
 			for i, x := range qv {
 				b.s[h] += float64(uq[h*d+i]) * x
 			}

@@ -132,11 +132,7 @@ func spectralScale[T kernel.Float](out, w []T, sigma, c float64) { kernel.Scale(
 // spectralGrad writes the gradient of c W / sigma with respect to W, (c/sigma) (dy -
 // (<dy, W> / sigma) u v^T), into out, for sigma = u^T W v (spectralSigma).
 func spectralGrad[T kernel.Float](out, w, u, v, dy []T, cols int, sigma, c float64) {
-	var inner float64 // <dy, W>
-	for i, g := range dy {
-		inner += float64(g) * float64(w[i])
-	}
-	spectralGradOf(out, u, v, dy, cols, sigma, c, inner)
+	spectralGradOf(out, u, v, dy, cols, sigma, c, kernel.Dot(dy, w)) // <dy, W>
 }
 
 // spectralGradOf is spectralGrad given inner = <dy, W>.
@@ -144,9 +140,6 @@ func spectralGradOf[T kernel.Float](out, u, v, dy []T, cols int, sigma, c, inner
 	s := T(c / sigma)
 	k := inner / sigma
 	for i, ui := range u {
-		a, o, g := k*float64(ui), out[i*cols:][:len(v)], dy[i*cols:][:len(v)]
-		for j, vj := range v {
-			o[j] = s * (g[j] - T(a*float64(vj)))
-		}
+		kernel.ScaleDiffWide(out[i*cols:][:len(v)], dy[i*cols:][:len(v)], v, k*float64(ui), s)
 	}
 }

@@ -258,24 +258,11 @@ func (op *specMLPOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
 	return grads, nil
 }
 
-// gainSpectralSums returns the two float64 sums of a gained, normalised weight's backward
-// side by side, each in the order of its own loop: into acc, per head h of the gain, the
-// sum over column block h of g sn (headScaleGradS's), and as the result <dsn, W>
-// (spectralGrad's), for g the gradient of sn f, dsn = g f and sn = c W / sigma, all (rows,
-// cols).
+// gainSpectralSums returns the two float64 sums of a gained, normalised weight's backward,
+// each as its own op sums it: into acc, per head h of the gain, the sum over column block h
+// of g sn (headScaleGradS's headBlockSums), and as the result <dsn, W> (spectralGrad's),
+// for g the gradient of sn f, dsn = g f and sn = c W / sigma, all (rows, cols).
 func gainSpectralSums[T kernel.Float](acc []float64, g, sn, dsn, w []T, rows, cols int) (inner float64) {
-	hd := cols / len(acc)
-	for i := range rows {
-		for h := range acc {
-			lo := i*cols + h*hd
-			gs, ss, ds, ws := g[lo:][:hd], sn[lo:][:hd], dsn[lo:][:hd], w[lo:][:hd]
-			a := acc[h]
-			for j, x := range gs {
-				a += float64(x) * float64(ss[j])
-				inner += float64(ds[j]) * float64(ws[j])
-			}
-			acc[h] = a
-		}
-	}
-	return inner
+	headBlockSums(acc, g, sn, rows, cols)
+	return kernel.Dot(dsn, w)
 }
