@@ -91,6 +91,10 @@ func headFactors[T kernel.Float](s []T, p float64) []float64 {
 // exp(p s_h).
 func headScaleRows[T kernel.Float](y, x, s []T, rows, cols int, p float64) {
 	f := headFactors(s, p)
+	if len(s) == 1 { // one block: the whole matrix in one call, the same products
+		kernel.ScaleWide(y[:rows*cols], x[:rows*cols], f[0])
+		return
+	}
 	hd := cols / len(s)
 	for i := range rows {
 		for h := range s {
@@ -108,8 +112,13 @@ func headScaleGradS[T kernel.Float](ds, w, g, s []T, rows, cols int, p float64) 
 }
 
 // headBlockSums adds into acc (H) the sums over each head h's block of columns of g w (rows,
-// cols), in float64: row by row, each row's block a kernel.Dot.
+// cols), in float64: row by row, each row's block a kernel.Dot; with one head, one
+// kernel.Dot of the whole matrices.
 func headBlockSums[T kernel.Float](acc []float64, g, w []T, rows, cols int) {
+	if len(acc) == 1 {
+		acc[0] += kernel.Dot(g[:rows*cols], w[:rows*cols])
+		return
+	}
 	hd := cols / len(acc)
 	for i := range rows {
 		for h := range acc {

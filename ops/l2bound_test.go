@@ -132,15 +132,19 @@ func TestHeadScaleForward(t *testing.T) {
 	}
 }
 
+// TestHeadScaleGradient: the gradients of HeadScale against central differences, for three
+// heads and for one (the MLP gain's, which scales and sums whole matrices).
 func TestHeadScaleGradient(t *testing.T) {
-	for _, p := range []float64{1, -2} {
-		res, err := gradcheck.Check(func(g *G.ExprGraph, in []*G.Node) (*G.Node, error) {
-			return HeadScale(in[0], in[1], p)
-		}, []gradcheck.Input{
-			{Name: "w", Value: gradcheck.Rand(41, 1, 4, 6)},
-			{Name: "s", Value: gradcheck.Rand(42, 0.5, 3)},
-		}, 1, 1e-6)
-		assertGrad(t, fmt.Sprintf("head scale p=%v", p), res, err)
+	for _, heads := range []int{3, 1} {
+		for _, p := range []float64{1, -2} {
+			res, err := gradcheck.Check(func(g *G.ExprGraph, in []*G.Node) (*G.Node, error) {
+				return HeadScale(in[0], in[1], p)
+			}, []gradcheck.Input{
+				{Name: "w", Value: gradcheck.Rand(41, 1, 4, 6)},
+				{Name: "s", Value: gradcheck.Rand(42, 0.5, heads)},
+			}, 1, 1e-6)
+			assertGrad(t, fmt.Sprintf("head scale, %d heads, p=%v", heads, p), res, err)
+		}
 	}
 }
 
