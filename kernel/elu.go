@@ -3,24 +3,22 @@ package kernel
 import "math"
 
 // ELU writes y = x for x > 0 and e^x - 1 otherwise, elementwise, in parallel chunks;
-// float32 within 1 ulp of the exact value. y must not overlap x.
+// float32 within 1 ulp of the exact value. y may be x.
 func ELU[T Float](y, x []T) { mapChunks(y, x, elu, elu32) }
 
-// ELUGrad writes dx = dy * ELU'(x) elementwise (ELU'(x) = 1 for x > 0, e^x otherwise), in
-// parallel chunks; float32 within 1e-7 relative, with a product below the smallest normal
-// float32 (2^-126) flushed to 0 (eluGrad32). dx may be dy.
-func ELUGrad[T Float](dx, x, dy []T) { chainChunks(dx, x, dy, eluDeriv, eluGrad32) }
+// ELUGrad writes dx = dy * ELU'(x) elementwise from the output y = ELU(x), in parallel
+// chunks: ELU'(x) is 1 where y > 0 and y + 1 (= e^x) otherwise, so the backward needs
+// neither x nor an exponential. In float32 the factor y + 1 is rounded (its error is
+// float32's at 1, 6e-8, against e^x) and a product below the smallest normal float32
+// (2^-126) is written as 0 (eluGrad32). dx may be dy.
+func ELUGrad[T Float](dx, y, dy []T) { chainChunks(dx, y, dy, eluDerivOfOutput, eluGrad32) }
 
 // ELUSerial is ELU on the calling goroutine, for callers that already run one job per
 // core; on the same chunks it computes the same values bit for bit.
 func ELUSerial[T Float](y, x []T) { mapSerial(y, x, elu, elu32) }
 
 // ELUGradSerial is ELUGrad on the calling goroutine.
-func ELUGradSerial[T Float](dx, x, dy []T) { chainSerial(dx, x, dy, eluDeriv, eluGrad32) }
-
-// roundsSubnormal32 is 2^-126 - 2^-150: a float64 of smaller magnitude rounds to a
-// subnormal float32 (or 0), one of at least it to a normal float32 (2^-126 at the least).
-const roundsSubnormal32 = 0x1p-126 - 0x1p-150
+func ELUGradSerial[T Float](dx, y, dy []T) { chainSerial(dx, y, dy, eluDerivOfOutput, eluGrad32) }
 
 // elu is x for x > 0 and e^x - 1 otherwise.
 func elu(x float64) float64 {
@@ -30,13 +28,9 @@ func elu(x float64) float64 {
 	return math.Expm1(x)
 }
 
-// eluDeriv is 1 for x > 0 and e^x otherwise.
-func eluDeriv(x float64) float64 {
-	if x > 0 {
-		return 1
-	}
-	return math.Exp(x)
-}
+// eluDerivOfOutput is ELU's derivative at x given y = elu(x): 1 for y > 0 and y + 1
+// otherwise (NaN for NaN).
+func eluDerivOfOutput(y float64) float64 { return min(y, 0) + 1 }
 
 // elu32 writes y = elu(x) in float32, with e^x - 1 within 1 ulp (0.86 measured): the AVX2
 // kernel where the processor has one, then elu32Go on the rest.
@@ -64,39 +58,30 @@ func elu32Go(y, x []float32) {
 	}
 }
 
-// eluGrad32 writes dx = dy * elu'(x) in float32, with e^x within 1e-7 relative: the AVX2
-// kernel where the processor has one, then eluGrad32Go on the rest. dx may be dy.
+// eluGrad32 writes dx = dy * (min(y, 0) + 1) in float32 from ELU's output y, the product
+// rounded once and written as 0 where it is subnormal (below 2^-126): the AVX2 kernel where
+// the processor has one, then eluGrad32Go on the rest. dx may be dy.
 //
-// A product that rounds to a subnormal float32 (below 2^-126) is written as 0, and the
-// product is taken so that no subnormal is ever formed: in float64 (exact) where it could
-// be one. Such products are common once the inputs reach -60 and below (an MLP with a
-// large gain: e^-80 times a gradient of 1e-6 is 2e-41), and every instruction that reads or
-// writes a subnormal, this product and the matrix products it enters, takes a slow path
-// on x86 processors (forming them makes this kernel 6 times slower); without the flush
-// the invertible recipe's training step grows from 41 to 180 ms by step 800
-// (docs/performance.md, "Subnormal gradients").
-func eluGrad32(dx, x, dy []float32) {
-	dx, dy = dx[:len(x)], dy[:len(x)]
-	n := eluGradVec(dx, x, dy)
-	eluGrad32Go(dx[n:], x[n:], dy[n:])
+// Subnormal products are common in deep negative units (an MLP with a large gain: a factor
+// of e^-80 times a gradient of 1e-6 is 2e-41), and every instruction that reads or writes
+// a subnormal, this product and the matrix products it enters, takes a slow path on x86
+// processors: without the flush the invertible recipe's training step grew from 41 to 180
+// ms by step 800 (docs/performance.md, "Subnormal gradients"). The factor is 0 or at least
+// 2^-24, so the product itself is subnormal only for |dy| < 2^-102.
+func eluGrad32(dx, y, dy []float32) {
+	dx, dy = dx[:len(y)], dy[:len(y)]
+	n := eluGradVec(dx, y, dy)
+	eluGrad32Go(dx[n:], y[n:], dy[n:])
 }
 
-// eluGrad32Go is eluGrad32 in portable Go, in blocks: expNeg32sGo on x (positive x count
-// as 0, so e^x = 1 there, elu's derivative).
-func eluGrad32Go(dx, x, dy []float32) {
-	var e [fastBlock]float32
-	dx, dy = dx[:len(x)], dy[:len(x)]
-	for lo := 0; lo < len(x); lo += fastBlock {
-		hi := min(lo+fastBlock, len(x))
-		xb, dxb, dyb := x[lo:hi], dx[lo:hi], dy[lo:hi]
-		eb := e[:len(xb)]
-		expNeg32sGo(eb, xb)
-		for i, d := range eb {
-			v := float64(dyb[i]) * float64(d) // exact, never subnormal; rounded once below
-			if math.Abs(v) < roundsSubnormal32 {
-				v = 0
-			}
-			dxb[i] = float32(v)
+// eluGrad32Go is eluGrad32 in portable Go.
+func eluGrad32Go(dx, y, dy []float32) {
+	dx, dy = dx[:len(y)], dy[:len(y)]
+	for i, v := range y {
+		p := dy[i] * (min(v, 0) + 1)
+		if p > -0x1p-126 && p < 0x1p-126 {
+			p = 0
 		}
+		dx[i] = p
 	}
 }

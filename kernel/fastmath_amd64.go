@@ -21,7 +21,7 @@ func expShiftSumAVX2(dst, src *float32, n int, shift float32) float64
 func eluAVX2(y, x *float32, n int)
 
 //go:noescape
-func eluGradAVX2(dx, x, dy *float32, n int)
+func eluGradAVX2(dx, y, dy *float32, n int)
 
 //go:noescape
 func geluAVX2(y, x *float32, n int) (outside uint64)
@@ -72,15 +72,15 @@ func eluVec(y, x []float32) int {
 	return n
 }
 
-// eluGradVec computes eluGrad32 on the longest prefix of x that is a multiple of 8 floats,
+// eluGradVec computes eluGrad32 on the longest prefix of y that is a multiple of 8 floats,
 // when the processor has the kernels, and returns its length (0 without them).
-func eluGradVec(dx, x, dy []float32) int {
-	n := len(x) &^ 7
+func eluGradVec(dx, y, dy []float32) int {
+	n := len(y) &^ 7
 	if n == 0 || !vecKernels() {
 		return 0
 	}
 	_, _ = dx[n-1], dy[n-1]
-	eluGradAVX2(&dx[0], &x[0], &dy[0], n)
+	eluGradAVX2(&dx[0], &y[0], &dy[0], n)
 	return n
 }
 

@@ -38,11 +38,8 @@
 #define XP5 fastc<>+896(SB)         // 0.50000001201
 #define EXPMIN fastc<>+928(SB)      // -87.3
 #define BIAS127 fastc<>+960(SB)     // int32 127, the exponent bias
-#define ABSMASK64 fastc<>+992(SB)   // float64 0x7fffffffffffffff, clears the sign
-#define ROUNDSUB64 fastc<>+1024(SB) // float64 2^-126 - 2^-150: below it a float32 rounds to a subnormal
-#define ABSMASK32 fastc<>+1056(SB)  // 0x7fffffff, clears the sign
-#define MINNORMAL32 fastc<>+1088(SB) // 2^-126, the smallest normal float32
-#define NEG20 fastc<>+1120(SB)      // -20
+#define ABSMASK32 fastc<>+992(SB)   // 0x7fffffff, clears the sign
+#define MINNORMAL32 fastc<>+1024(SB) // 2^-126, the smallest normal float32
 
 DATA fastc<>+0(SB)/8, $0x3f8000003f800000
 DATA fastc<>+8(SB)/8, $0x3f8000003f800000
@@ -168,27 +165,15 @@ DATA fastc<>+960(SB)/8, $0x0000007f0000007f
 DATA fastc<>+968(SB)/8, $0x0000007f0000007f
 DATA fastc<>+976(SB)/8, $0x0000007f0000007f
 DATA fastc<>+984(SB)/8, $0x0000007f0000007f
-DATA fastc<>+992(SB)/8, $0x7fffffffffffffff
-DATA fastc<>+1000(SB)/8, $0x7fffffffffffffff
-DATA fastc<>+1008(SB)/8, $0x7fffffffffffffff
-DATA fastc<>+1016(SB)/8, $0x7fffffffffffffff
-DATA fastc<>+1024(SB)/8, $0x380fffffe0000000
-DATA fastc<>+1032(SB)/8, $0x380fffffe0000000
-DATA fastc<>+1040(SB)/8, $0x380fffffe0000000
-DATA fastc<>+1048(SB)/8, $0x380fffffe0000000
-DATA fastc<>+1056(SB)/8, $0x7fffffff7fffffff
-DATA fastc<>+1064(SB)/8, $0x7fffffff7fffffff
-DATA fastc<>+1072(SB)/8, $0x7fffffff7fffffff
-DATA fastc<>+1080(SB)/8, $0x7fffffff7fffffff
-DATA fastc<>+1088(SB)/8, $0x0080000000800000
-DATA fastc<>+1096(SB)/8, $0x0080000000800000
-DATA fastc<>+1104(SB)/8, $0x0080000000800000
-DATA fastc<>+1112(SB)/8, $0x0080000000800000
-DATA fastc<>+1120(SB)/8, $0xc1a00000c1a00000
-DATA fastc<>+1128(SB)/8, $0xc1a00000c1a00000
-DATA fastc<>+1136(SB)/8, $0xc1a00000c1a00000
-DATA fastc<>+1144(SB)/8, $0xc1a00000c1a00000
-GLOBL fastc<>(SB), RODATA|NOPTR, $1152
+DATA fastc<>+992(SB)/8, $0x7fffffff7fffffff
+DATA fastc<>+1000(SB)/8, $0x7fffffff7fffffff
+DATA fastc<>+1008(SB)/8, $0x7fffffff7fffffff
+DATA fastc<>+1016(SB)/8, $0x7fffffff7fffffff
+DATA fastc<>+1024(SB)/8, $0x0080000000800000
+DATA fastc<>+1032(SB)/8, $0x0080000000800000
+DATA fastc<>+1040(SB)/8, $0x0080000000800000
+DATA fastc<>+1048(SB)/8, $0x0080000000800000
+GLOBL fastc<>(SB), RODATA|NOPTR, $1056
 
 // ERF sets e = erf(z) for 8 floats, |z| <= 4, as erf32s computes it: z p(z^2) / q(z^2).
 // z is kept; z2, q are overwritten.
@@ -355,10 +340,13 @@ eluloop:
 eludone:
 	RET
 
-// func eluGradAVX2(dx, x, dy *float32, n int)
+// func eluGradAVX2(dx, y, dy *float32, n int)
+// dx = dy f with f = min(y, 0) + 1 from the output y = elu(x) (1 where y > 0, e^x
+// otherwise; NaN for NaN), the product in float32 and written as 0 where it is subnormal.
+// f is 0 or at least 2^-24, so a subnormal product needs |dy| < 2^-102.
 TEXT ·eluGradAVX2(SB), NOSPLIT, $0-32
 	MOVQ dx+0(FP), DI
-	MOVQ x+8(FP), SI
+	MOVQ y+8(FP), SI
 	MOVQ dy+16(FP), DX
 	MOVQ n+24(FP), CX
 	SHRQ $3, CX
@@ -366,58 +354,19 @@ TEXT ·eluGradAVX2(SB), NOSPLIT, $0-32
 	VXORPS Y15, Y15, Y15
 
 elugradloop:
-	VMOVUPS   (SI), Y0
-	VCMPPS    $0x03, Y0, Y0, Y1     // NaN lanes
-	VCMPPS    $0x0E, Y15, Y0, Y2    // x > 0
-	VCMPPS    $0x01, EXPMIN, Y0, Y8 // x < -87.3
-	VMINPS    Y15, Y0, Y3
-	VMAXPS    EXPMIN, Y3, Y3
-	EXP(Y3, Y4, Y5, Y6, Y7)
-	VANDNPS   Y4, Y8, Y4            // 0 below -87.3
-	VBLENDVPS Y2, ONE, Y4, Y4       // 1 where x > 0
-	VBLENDVPS Y1, Y0, Y4, Y4        // NaN stays NaN
-	// dx = dy e^x, rounded to float32 and written as 0 where that is subnormal. A float32
-	// product that is subnormal takes the float unit's slow path even when it is flushed
-	// afterwards, so where some x < -20 (e^x < 2.1e-9) the product is taken in float64,
-	// where it is exact and never subnormal, and rounded once; otherwise in float32, where
-	// only a |dy| below 5.8e-30 could make it subnormal.
-	VCMPPS    $0x01, NEG20, Y0, Y10
-	VMOVMSKPS Y10, AX
-	TESTL     AX, AX
-	JNZ       elugradwide
-	VMULPS    (DX), Y4, Y4
-	VANDPS    ABSMASK32, Y4, Y5
-	VCMPPS    $0x01, MINNORMAL32, Y5, Y5 // |dx| < 2^-126 (NaN: false)
-	VANDNPS   Y4, Y5, Y4                 // flushed to 0
-	JMP       elugradstore
-
-elugradwide:
-	VMOVUPS       (DX), Y5
-	VCVTPS2PD     X4, Y6
-	VEXTRACTF128  $1, Y4, X7
-	VCVTPS2PD     X7, Y7
-	VCVTPS2PD     X5, Y8
-	VEXTRACTF128  $1, Y5, X9
-	VCVTPS2PD     X9, Y9
-	VMULPD        Y8, Y6, Y6
-	VMULPD        Y9, Y7, Y7
-	VANDPD        ABSMASK64, Y6, Y8
-	VCMPPD        $0x01, ROUNDSUB64, Y8, Y8 // rounds to a subnormal float32 (NaN: false)
-	VANDNPD       Y6, Y8, Y6                // flushed to 0
-	VANDPD        ABSMASK64, Y7, Y9
-	VCMPPD        $0x01, ROUNDSUB64, Y9, Y9
-	VANDNPD       Y7, Y9, Y7
-	VCVTPD2PSY    Y6, X6
-	VCVTPD2PSY    Y7, X7
-	VINSERTF128   $1, X7, Y6, Y4
-
-elugradstore:
-	VMOVUPS   Y4, (DI)
-	ADDQ      $32, SI
-	ADDQ      $32, DI
-	ADDQ      $32, DX
-	DECQ      CX
-	JNZ       elugradloop
+	VMOVUPS (SI), Y0
+	VMINPS  Y0, Y15, Y1                // min(0, y): y where either is NaN
+	VADDPS  ONE, Y1, Y1
+	VMULPS  (DX), Y1, Y1
+	VANDPS  ABSMASK32, Y1, Y2
+	VCMPPS  $0x01, MINNORMAL32, Y2, Y2 // |dx| < 2^-126 (NaN: false)
+	VANDNPS Y1, Y2, Y1                 // flushed to 0
+	VMOVUPS Y1, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	ADDQ    $32, DX
+	DECQ    CX
+	JNZ     elugradloop
 	VZEROUPPER
 
 elugraddone:

@@ -18,7 +18,7 @@ func geluGradVec(dx, x, dy []float32) int { return 0 }
 func eluVec(y, x []float32) int { return 0 }
 
 // eluGradVec does nothing and returns 0: the portable loop computes everything.
-func eluGradVec(dx, x, dy []float32) int { return 0 }
+func eluGradVec(dx, y, dy []float32) int { return 0 }
 
 // expShiftSumVec does nothing and returns 0, 0: the portable loop computes everything.
 func expShiftSumVec(dst, src []float32, shift float32) (float64, int) { return 0, 0 }

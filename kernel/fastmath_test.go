@@ -229,12 +229,6 @@ func BenchmarkFastMath(b *testing.B) {
 	for i := range x {
 		x[i] = float32(i%5800)/1000 - 2.9
 	}
-	// inputs from -87 to -60 and gradients of 1e-6, whose products are subnormal: the
-	// invertible recipe's MLPs (ELUGrad)
-	deep, tiny := make([]float32, n), make([]float32, n)
-	for i := range deep {
-		deep[i], tiny[i] = -87+27*float32(i%1000)/1000, 1e-6
-	}
 	for _, c := range []struct {
 		name string
 		f    func()
@@ -247,8 +241,7 @@ func BenchmarkFastMath(b *testing.B) {
 		{"exp/portable", func() { expNeg32sGo(y, x) }},
 		{"elu/dispatch", func() { elu32(y, x) }},
 		{"elu/portable", func() { elu32Go(y, x) }},
-		{"elu-grad/dispatch", func() { eluGrad32(y, x, dy) }},
-		{"elu-grad/dispatch/subnormal", func() { eluGrad32(y, deep, tiny) }},
+		{"elu-grad/dispatch", func() { eluGrad32(y, x, dy) }}, // x read as ELU's outputs
 		{"elu-grad/portable", func() { eluGrad32Go(y, x, dy) }},
 	} {
 		b.Run(c.name, func(b *testing.B) {

@@ -43,7 +43,8 @@ func ParseActivation(s string) (Activation, error) {
 }
 
 // activate writes y = act(x) for rows of an even width (MaxMin pairs entries 2i, 2i+1), on
-// the calling goroutine: the fused sub-blocks call it once per band of rows.
+// the calling goroutine: the fused sub-blocks call it once per band of rows. For ELU y may
+// be x.
 func activate[T kernel.Float](act Activation, y, x []T) {
 	if act == ActMaxMin {
 		kernel.MaxMin(y, x)
@@ -52,14 +53,20 @@ func activate[T kernel.Float](act Activation, y, x []T) {
 	kernel.ELUSerial(y, x)
 }
 
-// activateGrad writes dx = dy J of act at x, on the calling goroutine; dx may be dy.
-func activateGrad[T kernel.Float](act Activation, dx, x, dy []T) {
+// activateGrad writes dx = dy J of act at x, on the calling goroutine, for y = act(x):
+// MaxMin's from x, ELU's from y (the ops' backward reads each so, ELU and MaxMin); dx may
+// be dy.
+func activateGrad[T kernel.Float](act Activation, dx, x, y, dy []T) {
 	if act == ActMaxMin {
 		kernel.MaxMinGrad(dx, x, dy)
 		return
 	}
-	kernel.ELUGradSerial(dx, x, dy)
+	kernel.ELUGradSerial(dx, y, dy)
 }
+
+// keepsInput reports whether act's derivative needs its input (MaxMin's), which a fused
+// sub-block must then keep beside its output; ELU's is read from the output.
+func (a Activation) keepsInput() bool { return a == ActMaxMin }
 
 // MaxMin adds y = MaxMin(x) to x's graph: each pair of adjacent entries of a row sorted,
 // the larger first. x's last dimension must be even.
@@ -67,7 +74,7 @@ func MaxMin(x *G.Node) (*G.Node, error) {
 	if s := x.Shape(); s.Dims() == 0 || s[s.Dims()-1]%2 != 0 {
 		return nil, fmt.Errorf("MaxMin: input of shape %v, want a last dimension of even size", s)
 	}
-	return pointwise{"MaxMin", kernel.MaxMin[float32], kernel.MaxMin[float64], kernel.MaxMinGrad[float32], kernel.MaxMinGrad[float64]}.apply(x)
+	return pointwise{"MaxMin", kernel.MaxMin[float32], kernel.MaxMin[float64], kernel.MaxMinGrad[float32], kernel.MaxMinGrad[float64], false}.apply(x)
 }
 
 // Apply adds act(x) to x's graph.

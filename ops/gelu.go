@@ -12,5 +12,5 @@ import (
 // (Phi and Phi' within 3e-7 absolute, as PyTorch's float32 kernel), in float64 with
 // math.Erf: kernel.GELU and kernel.GELUGrad.
 func GELU(x *G.Node) (*G.Node, error) {
-	return pointwise{"GELU", kernel.GELU[float32], kernel.GELU[float64], kernel.GELUGrad[float32], kernel.GELUGrad[float64]}.apply(x)
+	return pointwise{"GELU", kernel.GELU[float32], kernel.GELU[float64], kernel.GELUGrad[float32], kernel.GELUGrad[float64], false}.apply(x)
 }

@@ -53,7 +53,7 @@ const (
 )
 
 // mlpResOp is one part of MLPResidual. The parts of one sub-block share an mlpResState
-// (see saved): the forward keeps the pre-activations h and activations a there, the
+// (see saved): the forward keeps the activations a (and with MaxMin the pre-activations h) there, the
 // backward reads them (it fails unless the forward of the same run wrote them) and keeps
 // the four weight gradients there, and each reader copies out one of them (it fails
 // unless the backward of the same run wrote them).
@@ -67,12 +67,21 @@ type mlpResOp struct {
 // mlpResState is what the parts of one sub-block share.
 type mlpResState struct {
 	act   Activation
-	h, a  any // (N, H) []T: x w1 + b1 and act of it
+	h, a  any // (N, H) []T: x w1 + b1 (with MaxMin only: ELU's backward reads a) and act of it
 	fwd   saved
 	grads [4]any // []T: dw1 (D, H), db1 (H), dw2 (H, D), db2 (D)
 	bwd   saved
 	dh    any    // (N, H) []T: scratch of the backward
 	part  [2]any // (H) and (D) []T: the column sums' scratch of the two weight jobs
+}
+
+// activations returns st's kept h and a for the forward (n elements each), h nil unless
+// the activation's derivative needs it (Activation.keepsInput).
+func activations[T kernel.Float](st *mlpResState, n int) (h, a []T) {
+	if st.act.keepsInput() {
+		h = scratch[T](&st.h, n)
+	}
+	return h, scratch[T](&st.a, n)
 }
 
 // Arity is 5 forward (x, w1, b1, w2, b2), 7 backward (the same, y and dy) and 2 for a
@@ -132,7 +141,7 @@ func mlpResKernel[T kernel.Float](op *mlpResOp, out []T, ts []*tensor.Dense) err
 	n, d, hid := ts[0].Shape()[0], ts[0].Shape()[1], ts[1].Shape()[1]
 	if op.part == mlpResForward {
 		st.fwd.begin()
-		h, a := scratch[T](&st.h, n*hid), scratch[T](&st.a, n*hid)
+		h, a := activations[T](st, n*hid)
 		mlpResForwardKernel(st.act, x, w1, b1, w2, b2, h, a, out, n, d, hid)
 		st.fwd.done()
 		return nil
@@ -148,20 +157,28 @@ func mlpResKernel[T kernel.Float](op *mlpResOp, out []T, ts []*tensor.Dense) err
 
 // mlpResBackwardKernel writes into dx the gradient of the sub-block's input x for the
 // output gradient dy, and into st's grads those of w1, b1, w2 and b2, from the forward's
-// h and a in st, each as the separate ops' backward computes it. It runs in two parallel
+// a (and h, with MaxMin) in st, each as the separate ops' backward computes it. It runs in two parallel
 // passes: the rows' gradients by bands of rows, then the weights' gradients as two jobs,
 // w1's and b1's and w2's and b2's, after each of which then(i) runs for weight i (nil: none).
 // Every product is cut into kernel.Gemm's bands and every sum keeps its blocks, so the
 // values are those of the separate ops (docs/performance.md, "The invertible recipe's
 // step").
 func mlpResBackwardKernel[T kernel.Float](st *mlpResState, x, w1, w2, dy, dx []T, n, d, hid int, then func(i int)) {
-	h, a, dh := st.h.([]T), st.a.([]T), scratch[T](&st.dh, n*hid)
+	a, dh := st.a.([]T), scratch[T](&st.dh, n*hid)
+	var h []T // (N, H) with MaxMin, else nil
+	if st.act.keepsInput() {
+		h = st.h.([]T)
+	}
 	g := [4][]T{scratch[T](&st.grads[0], d*hid), scratch[T](&st.grads[1], hid), scratch[T](&st.grads[2], hid*d), scratch[T](&st.grads[3], d)}
 	rowBands(n, d, hid, func(lo, hi int, gemm gemmFunc[T]) {
 		m, dhb, dyb, dxb := hi-lo, dh[lo*hid:hi*hid], dy[lo*d:hi*d], dx[lo*d:hi*d]
 		// as Linear's backward: dA = dy w2^T, then the activation's: dh = dA act'(h)
 		gemm(false, true, m, hid, d, 1, dyb, d, w2, d, 0, dhb, hid)
-		activateGrad(st.act, dhb, h[lo*hid:hi*hid], dhb)
+		var hb []T
+		if h != nil {
+			hb = h[lo*hid : hi*hid]
+		}
+		activateGrad(st.act, dhb, hb, a[lo*hid:hi*hid], dhb)
 		// dx = dy (the skip) + dh w1^T (the branch), added as Gorgonia adds the two parts
 		gemm(false, true, m, d, hid, 1, dhb, hid, w1, hid, 0, dxb, d)
 		kernel.AddSerial(dxb, dyb, dxb)
@@ -185,10 +202,14 @@ func mlpResBackwardKernel[T kernel.Float](st *mlpResState, x, w1, w2, dy, dx []T
 
 // mlpResForwardKernel writes h = x w1 + b1, a = act(h) and y = x + (a w2 + b2), each as
 // Linear (the bias first, the product added to it), the activation and Add compute it, in
-// one parallel pass over bands of rows.
+// one parallel pass over bands of rows. h nil (ELU) leaves h in a, then a = act(h) there.
 func mlpResForwardKernel[T kernel.Float](act Activation, x, w1, b1, w2, b2, h, a, y []T, n, d, hid int) {
 	rowBands(n, d, hid, func(lo, hi int, gemm gemmFunc[T]) {
-		m, hb, ab, xb, yb := hi-lo, h[lo*hid:hi*hid], a[lo*hid:hi*hid], x[lo*d:hi*d], y[lo*d:hi*d]
+		m, ab, xb, yb := hi-lo, a[lo*hid:hi*hid], x[lo*d:hi*d], y[lo*d:hi*d]
+		hb := ab // ELU's pre-activations are not kept: a = elu(h) in place
+		if h != nil {
+			hb = h[lo*hid : hi*hid]
+		}
 		kernel.FillRowsSerial(hb, b1)
 		gemm(false, false, m, hid, d, 1, xb, d, w1, hid, 1, hb, hid)
 		activate(act, ab, hb)

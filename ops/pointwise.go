@@ -10,13 +10,15 @@ import (
 )
 
 // pointwise is an elementwise activation given by its kernels on slices in both
-// precisions.
+// precisions. Its derivative is read from x, or with fromOutput from y = f(x), which the
+// backward then takes in place of x.
 type pointwise struct {
-	name string
-	f32  func(y, x []float32)      // y = f(x)
-	f64  func(y, x []float64)      // y = f(x)
-	df32 func(dx, x, dy []float32) // dx = dy * f'(x)
-	df64 func(dx, x, dy []float64) // dx = dy * f'(x)
+	name       string
+	f32        func(y, x []float32)      // y = f(x)
+	f64        func(y, x []float64)      // y = f(x)
+	df32       func(dx, x, dy []float32) // dx = dy * f'(x), x being y with fromOutput
+	df64       func(dx, x, dy []float64) // dx = dy * f'(x), x being y with fromOutput
+	fromOutput bool
 }
 
 // apply adds y = f(x) elementwise to x's graph.
@@ -27,7 +29,8 @@ func (p pointwise) apply(x *G.Node) (*G.Node, error) {
 	return G.ApplyOp(&pointwiseOp{baseOp{name: p.name}, p, false}, x)
 }
 
-// pointwiseOp is y = f(x), or (grad) the input gradient dx = dy * f'(x) from (x, dy).
+// pointwiseOp is y = f(x), or (grad) the input gradient dx = dy * f'(x) from (x, dy), or
+// from (y, dy) for an activation whose derivative is read from its output.
 type pointwiseOp struct {
 	baseOp
 	fn   pointwise
@@ -85,11 +88,16 @@ func (op *pointwiseOp) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, 
 // DiffWRT is true for x.
 func (op *pointwiseOp) DiffWRT(int) []bool { return []bool{true} }
 
-// SymDiff is dx = dy * f'(x); the gradient op itself is not differentiable.
+// SymDiff is dx = dy * f'(x), from x or from the output; the gradient op itself is not
+// differentiable.
 func (op *pointwiseOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
 	if op.grad {
 		return nil, errors.New(op.name + ": second derivatives are not implemented")
 	}
-	dx, err := G.ApplyOp(&pointwiseOp{baseOp{name: op.name + "Grad"}, op.fn, true}, in[0], grad)
+	from := in[0]
+	if op.fn.fromOutput {
+		from = out
+	}
+	dx, err := G.ApplyOp(&pointwiseOp{baseOp{name: op.name + "Grad"}, op.fn, true}, from, grad)
 	return G.Nodes{dx}, err
 }

@@ -183,7 +183,7 @@ func specMLPKernel[T kernel.Float](op *specMLPOp, out []T, ts []*tensor.Dense) e
 		headScaleRows(w[0], sn[0], s, d, hid, 1)
 		headScaleRows(w[1], sn[1], s, hid, d, -1)
 		st.fwd.begin()
-		h, a := scratch[T](&st.h, n*hid), scratch[T](&st.a, n*hid)
+		h, a := activations[T](&st.mlpResState, n*hid)
 		mlpResForwardKernel(st.act, v(smX), w[0], v(smB1), w[1], v(smB2), h, a, out, n, d, hid)
 		st.fwd.done()
 		return nil
