@@ -65,10 +65,10 @@ func PairDots[T Float](out, a, b []T, ld, n int) {
 	}
 }
 
-// MatVec64 writes into out the dot products, in float64, of the len(out) rows (stride ld)
+// matVec64 writes into out the dot products, in float64, of the len(out) rows (stride ld)
 // of a with x (len(x) elements each), each summed left to right; four rows run side by
-// side so that their sums do not wait on each other.
-func MatVec64[T, U Float](out []float64, a []T, ld int, x []U) {
+// side so that their sums do not wait on each other: MulVec64's portable loop.
+func matVec64[T, U Float](out []float64, a []T, ld int, x []U) {
 	n, i := len(x), 0
 	for ; i+4 <= len(out); i += 4 {
 		a0, a1, a2, a3 := a[i*ld:][:n], a[(i+1)*ld:][:n], a[(i+2)*ld:][:n], a[(i+3)*ld:][:n]

@@ -79,10 +79,10 @@ func TestELU32(t *testing.T) {
 }
 
 // TestELUGrad32: both implementations give, bit for bit, dy (min(y, 0) + 1) rounded to
-// float32 (0 where that is below 2^-126) from the outputs y = elu(x) of the grid, which is
-// within 1.2e-7 relative of dy e^x where e^x is above 2^-21 (y + 1 rounds at float32's
-// spacing at 1, 6e-8) and 0 for NaN where x is NaN; at every start and length up to 40, and
-// in place (dx = dy).
+// float32 (0 where that is below 2^-126) from the outputs y = elu(x) of the grid, NaN where
+// x is NaN, and that is within 1.2e-7 |dy| of dy e^x where e^x is above 2^-21 (y + 1 rounds
+// at float32's spacing at 1, 6e-8); at every start and length up to 40, and in place
+// (dx = dy).
 func TestELUGrad32(t *testing.T) {
 	xs := eluGrid()
 	ys := make([]float32, len(xs))

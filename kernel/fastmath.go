@@ -15,8 +15,8 @@ const fastBlock = 256
 // no longer a normal float32; NaN for NaN; positive x count as 0. It is Cephes' expf:
 // n = round(x log2 e) by the 1.5 * 2^23 shifter (no integer conversion), a degree-5
 // polynomial on x - n ln 2, and 2^n put in the exponent bits. Cross-entropy calls it on
-// max-shifted logits; the softmax row, ELU and GELU's derivative run its computation in
-// their own AVX2 kernels (the EXP macro) and expNeg32sGo on what those leave. It runs the
+// max-shifted logits; the softmax row and GELU's derivative run its computation in their
+// own AVX2 kernels (the EXP macro) and expNeg32sGo on what those leave. It runs the
 // AVX2 kernel (fastmath_amd64.s) where the processor has one, and expNeg32sGo on the rest.
 func expNeg32s(dst, src []float32) {
 	dst = dst[:len(src)]

@@ -35,10 +35,10 @@ func TestAddSerialMatchesLoop(t *testing.T) {
 	}
 }
 
-// TestScalingsMatchLoops: Scale, ScaleWide, ScaleDiffWide and SubScaled equal their scalar loops bit for
-// bit at lengths around the vectors' boundary, in place and not, at unaligned offsets,
-// with factors whose products round (ScaleWide's once, from float64), overflow and
-// underflow.
+// TestScalingsMatchLoops: Scale, ScaleWide, ScaleDiffWide and SubScaled equal their
+// scalar loops bit for bit at lengths around the vectors' boundary, in place and not, at
+// unaligned offsets, with factors whose products round (ScaleWide's once, from float64),
+// overflow and underflow.
 func TestScalingsMatchLoops(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 1))
 	for _, n := range []int{0, 1, 7, 8, 9, 16, 31, 33, 1027} {
@@ -70,9 +70,12 @@ func TestScalingsMatchLoops(t *testing.T) {
 				}
 				const s = float32(0.3)
 				ScaleDiffWide(diff, g, x, f, s)
+				inPlace := append([]float32(nil), g...)
+				ScaleDiffWide(inPlace, inPlace, x, f, s) // y is g
 				for i, v := range x {
-					if want := s * (g[i] - float32(float64(v)*f)); math.Float32bits(diff[i]) != math.Float32bits(want) {
-						t.Fatalf("ScaleDiffWide n %d offset %d factor %g: element %d is %v, want %v", n, off, f, i, diff[i], want)
+					want := s * (g[i] - float32(float64(v)*f))
+					if math.Float32bits(diff[i]) != math.Float32bits(want) || math.Float32bits(inPlace[i]) != math.Float32bits(want) {
+						t.Fatalf("ScaleDiffWide n %d offset %d factor %g: element %d is %v (in place %v), want %v", n, off, f, i, diff[i], inPlace[i], want)
 					}
 				}
 				Scale(got, x, float32(f))
@@ -126,7 +129,7 @@ func TestBilinear(t *testing.T) {
 	}
 }
 
-// TestPairDotsAndMatVec64MatchLoops: PairDots (in float32) and MatVec64 (a float32 matrix
+// TestPairDotsAndMatVec64MatchLoops: PairDots (in float32) and matVec64 (a float32 matrix
 // with a float64 vector) equal, bit for bit, the sums taken one row after another, on 11
 // rows (not a multiple of their four) of strided matrices.
 func TestPairDotsAndMatVec64MatchLoops(t *testing.T) {
@@ -140,7 +143,7 @@ func TestPairDotsAndMatVec64MatchLoops(t *testing.T) {
 	}
 	dots, mv := make([]float32, rows), make([]float64, rows)
 	PairDots(dots, a, b, ld, n)
-	MatVec64(mv, a, ld, x)
+	matVec64(mv, a, ld, x)
 	for i := range rows {
 		var want float32
 		var want64 float64
@@ -149,7 +152,7 @@ func TestPairDotsAndMatVec64MatchLoops(t *testing.T) {
 			want64 += float64(a[i*ld+j]) * x[j]
 		}
 		if dots[i] != want || mv[i] != want64 {
-			t.Fatalf("row %d: PairDots %.9g and MatVec64 %.17g, want %.9g and %.17g", i, dots[i], mv[i], want, want64)
+			t.Fatalf("row %d: PairDots %.9g and matVec64 %.17g, want %.9g and %.17g", i, dots[i], mv[i], want, want64)
 		}
 	}
 }

@@ -313,12 +313,36 @@ func (a *Attention) boundWeights() (wq, wv []*mat.Dense, wo *mat.Dense, err erro
 }
 
 // rawBoundWeights is boundWeights before the temperatures: the parameters, as new float64
-// matrices.
+// matrices, W^{Q,h} and W^{V,h} (D, d) per head and W^O (D, D).
 func (a *Attention) rawBoundWeights() (wq, wv []*mat.Dense, wo *mat.Dense, err error) {
 	if a.Kind != ops.L2 {
 		return nil, nil, nil, fmt.Errorf("%s (%v attention): %w", a.WQ.Name, a.Kind, lipschitz.ErrNotLipschitz)
 	}
-	var w weights64
-	w.load(a)
-	return w.wq, w.wv, w.wo, nil
+	dim := a.WQ.Value.Shape()[0]
+	d := dim / a.Heads
+	wq, wv = make([]*mat.Dense, a.Heads), make([]*mat.Dense, a.Heads)
+	for h := range a.Heads {
+		wq[h], wv[h] = mat.NewDense(dim, d, nil), mat.NewDense(dim, d, nil)
+		headColumns64(wq[h].RawMatrix().Data, a.WQ.Value, dim, h*d, d)
+		headColumns64(wv[h].RawMatrix().Data, a.WV.Value, dim, h*d, d)
+	}
+	wo = mat.NewDense(dim, dim, nil)
+	headColumns64(wo.RawMatrix().Data, a.WO.Value, dim, 0, dim)
+	return wq, wv, wo, nil
+}
+
+// headColumns64 writes columns from..from+d of t (rows, cols), as float64, into dst (rows, d).
+func headColumns64(dst []float64, t *tensor.Dense, cols, from, d int) {
+	switch v := t.Data().(type) {
+	case []float32:
+		for i := range len(dst) / d {
+			for j, x := range v[i*cols+from : i*cols+from+d] {
+				dst[i*d+j] = float64(x)
+			}
+		}
+	case []float64:
+		for i := range len(dst) / d {
+			copy(dst[i*d:(i+1)*d], v[i*cols+from:i*cols+from+d])
+		}
+	}
 }

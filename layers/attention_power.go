@@ -6,7 +6,6 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
-	"gorgonia.org/tensor"
 
 	"lipformer/kernel"
 	"lipformer/lipschitz"
@@ -31,48 +30,6 @@ type attnPowerWork struct {
 	long, nu []float64 // (D): W^{Q,h} v, then N v and N^T u
 	short    []float64 // (d): (W^{Q,h})^T u
 	tmp      []float64 // (D + d): stackedNMulVec's scratch
-}
-
-// weights64 holds a tied L2 layer's weights before its temperatures as float64 matrices,
-// as its bounds read them (rawBoundWeights).
-type weights64 struct {
-	wq, wv []*mat.Dense // (D, d) per head
-	wo     *mat.Dense   // (D, D)
-}
-
-// load fills w with a's weights before its temperatures, allocating them on first use; a
-// is a tied L2 layer.
-func (w *weights64) load(a *Attention) {
-	dim := a.WQ.Value.Shape()[0]
-	d := dim / a.Heads
-	if w.wo == nil {
-		w.wq, w.wv = make([]*mat.Dense, a.Heads), make([]*mat.Dense, a.Heads)
-		for h := range a.Heads {
-			w.wq[h], w.wv[h] = mat.NewDense(dim, d, nil), mat.NewDense(dim, d, nil)
-		}
-		w.wo = mat.NewDense(dim, dim, nil)
-	}
-	for h := range a.Heads {
-		headColumns64(w.wq[h].RawMatrix().Data, a.WQ.Value, dim, h*d, d)
-		headColumns64(w.wv[h].RawMatrix().Data, a.WV.Value, dim, h*d, d)
-	}
-	headColumns64(w.wo.RawMatrix().Data, a.WO.Value, dim, 0, dim)
-}
-
-// headColumns64 writes columns from..from+d of t (rows, cols), as float64, into dst (rows, d).
-func headColumns64(dst []float64, t *tensor.Dense, cols, from, d int) {
-	switch v := t.Data().(type) {
-	case []float32:
-		for i := range len(dst) / d {
-			for j, x := range v[i*cols+from : i*cols+from+d] {
-				dst[i*d+j] = float64(x)
-			}
-		}
-	case []float64:
-		for i := range len(dst) / d {
-			copy(dst[i*d:(i+1)*d], v[i*cols+from:i*cols+from+d])
-		}
-	}
 }
 
 // AddPower gives a tied L2 layer the power-iteration vectors of its token-norm bound,

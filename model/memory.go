@@ -87,9 +87,10 @@ func Bytes(b float64) string {
 // share: 8 N*D + 4 N*F values in training, 10 D*F of weights, and half in evaluation. A
 // sub-block fused into one op (ops.MLPResidual: no ball norm, no dropout) keeps about
 // 2 N*D + 3 N*F in training (2 N*D + 2 N*F with ELU, whose pre-activations it does not
-// keep) and N*D + 2 N*F in evaluation, which the estimate does not credit: for those models it errs high, by at most 1.7 times in the tests.
-// TestMemoryCoversTheGraphs checks these against the graphs of
-// every architecture; docs/runs.md, "Memory", against the peak resident memory of runs.
+// keep) and N*D + 2 N*F in evaluation, which the estimate does not credit: for those
+// models it errs high, by at most 1.7 times in the tests. TestMemoryCoversTheGraphs
+// checks these against the graphs of every architecture; docs/runs.md, "Memory", against
+// the peak resident memory of runs.
 // A training program comes with the optimizer's three copies of the parameters.
 func EstimateMemory(cfg Config, batch int, modes ...Mode) (Memory, error) {
 	s, err := memShapeOf(cfg, batch)

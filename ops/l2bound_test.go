@@ -383,10 +383,12 @@ func TestL2ProductFactorsMatchLoops(t *testing.T) {
 }
 
 // TestTok2FactorsMatchLoops: the token2 bound's factors (W^{Q,h} un_h, W^{V,h} (W^O vn)_h,
-// s_h, sigma_N, the bound) equal, bit for bit, those of the defining loops, each sum taken
-// element by element in the same order, and sigma_N equals un^T N vn summed through the
-// heads' M_h = (W^{Q,h})^T W^{V,h} / sqrt(hd) to rounding, with 2 heads of width 4 and no
-// bias.
+// s_h, sigma_N, the bound) in float64 equal, bit for bit, those of the defining loops, each
+// sum taken element by element in the same order, and sigma_N equals un^T N vn summed
+// through the heads' M_h = (W^{Q,h})^T W^{V,h} / sqrt(hd) to rounding, with 2 heads of width
+// 4 and no bias. In float32, whose products take kernel.MulVec64's assembly (its own
+// order of the float64 sums), sigma_N and the bound are within 1e-13 of float64's on the
+// same values.
 func TestTok2FactorsMatchLoops(t *testing.T) {
 	const d, heads, hd = 8, 2, 4
 	r := func(seed uint64, n ...int) []float64 { return gradcheck.Rand(seed, 1, n...).Data().([]float64) }
@@ -436,5 +438,27 @@ func TestTok2FactorsMatchLoops(t *testing.T) {
 	}
 	if math.Abs(sigma-viaM) > 1e-13*math.Max(1, math.Abs(viaM)) {
 		t.Fatalf("sigma_N %.17g through the heads' products, %.17g through M_h", sigma, viaM)
+	}
+	f32 := func(x []float64) ([]float32, []float64) {
+		a, b := make([]float32, len(x)), make([]float64, len(x))
+		for i, v := range x {
+			a[i] = float32(v)
+			b[i] = float64(a[i])
+		}
+		return a, b
+	}
+	q32, q64 := f32(wq)
+	v32, v64 := f32(wv)
+	o32, o64 := f32(wo)
+	uq32, uq64 := f32(uq)
+	vq32, vq64 := f32(vq)
+	un32, un64 := f32(un)
+	vn32, vn64 := f32(vn)
+	single := tok2Factors(q32, v32, o32, uq32, vq32, un32, vn32, nil, d, heads, 6)
+	double := tok2Factors(q64, v64, o64, uq64, vq64, un64, vn64, nil, d, heads, 6)
+	for _, c := range [][2]float64{{single.sigma, double.sigma}, {single.bound, double.bound}} {
+		if math.Abs(c[0]-c[1]) > 1e-13*math.Abs(c[1]) {
+			t.Fatalf("float32: sigma_N or bound %.17g, float64 on the same values %.17g", c[0], c[1])
+		}
 	}
 }

@@ -53,10 +53,10 @@ const (
 )
 
 // mlpResOp is one part of MLPResidual. The parts of one sub-block share an mlpResState
-// (see saved): the forward keeps the activations a (and with MaxMin the pre-activations h) there, the
-// backward reads them (it fails unless the forward of the same run wrote them) and keeps
-// the four weight gradients there, and each reader copies out one of them (it fails
-// unless the backward of the same run wrote them).
+// (see saved): the forward keeps the activations a there (and, with MaxMin, the
+// pre-activations h), the backward reads them (it fails unless the forward of the same
+// run wrote them) and keeps the four weight gradients there, and each reader copies out
+// one of them (it fails unless the backward of the same run wrote them).
 type mlpResOp struct {
 	baseOp
 	part int
@@ -157,9 +157,10 @@ func mlpResKernel[T kernel.Float](op *mlpResOp, out []T, ts []*tensor.Dense) err
 
 // mlpResBackwardKernel writes into dx the gradient of the sub-block's input x for the
 // output gradient dy, and into st's grads those of w1, b1, w2 and b2, from the forward's
-// a (and h, with MaxMin) in st, each as the separate ops' backward computes it. It runs in two parallel
-// passes: the rows' gradients by bands of rows, then the weights' gradients as two jobs,
-// w1's and b1's and w2's and b2's, after each of which then(i) runs for weight i (nil: none).
+// a (and h, with MaxMin) in st, each as the separate ops' backward computes it. It runs in
+// two parallel passes: the rows' gradients by bands of rows, then the weights' gradients
+// as two jobs, w1's and b1's and w2's and b2's, after each of which then(i) runs for weight
+// i (nil: none).
 // Every product is cut into kernel.Gemm's bands and every sum keeps its blocks, so the
 // values are those of the separate ops (docs/performance.md, "The invertible recipe's
 // step").
@@ -239,9 +240,9 @@ func rowBands[T kernel.Float](n, d, hid int, f func(lo, hi int, gemm gemmFunc[T]
 // gemmFunc is kernel.Gemm's signature.
 type gemmFunc[T kernel.Float] func(transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int)
 
-// Kept is the number of elements the part keeps beyond its output: the forward's h and a
-// and the backward's dh and weight gradients, which the parts of a sub-block share and the
-// forward reports.
+// Kept is the number of elements the part keeps beyond its output: the forward's a (and h
+// with MaxMin) and the backward's dh and weight gradients, which the parts of a sub-block
+// share and the forward reports.
 func (op *mlpResOp) Kept() int {
 	if op.part != mlpResForward {
 		return 0
