@@ -25,6 +25,17 @@ scaledone:
 	VZEROUPPER
 	RET
 
+// WIDE_PRODUCTS writes into X0 and X1 the eight products float32(float64(x[i]) * f) of the
+// floats at SI and the factor f in all four lanes of Y15: each taken in float64 and
+// rounded once, as the scalar conversion does.
+#define WIDE_PRODUCTS \
+	VCVTPS2PD  (SI), Y0; \
+	VCVTPS2PD  16(SI), Y1; \
+	VMULPD     Y15, Y0, Y0; \
+	VMULPD     Y15, Y1, Y1; \
+	VCVTPD2PSY Y0, X0; \
+	VCVTPD2PSY Y1, X1
+
 // func scaleWide32AVX2(y, x *float32, f float64, n int)
 // y[i] = float32(float64(x[i]) * f) for i < n (n a multiple of 8); y may be x. The
 // product is taken in float64 and rounded once to float32, as the scalar conversion does.
@@ -37,18 +48,13 @@ TEXT ·scaleWide32AVX2(SB), NOSPLIT, $0-32
 	JZ           widedone
 
 wideloop:
-	VCVTPS2PD  (SI), Y0
-	VCVTPS2PD  16(SI), Y1
-	VMULPD     Y15, Y0, Y0
-	VMULPD     Y15, Y1, Y1
-	VCVTPD2PSY Y0, X0
-	VCVTPD2PSY Y1, X1
-	VMOVUPS    X0, (DI)
-	VMOVUPS    X1, 16(DI)
-	ADDQ       $32, SI
-	ADDQ       $32, DI
-	DECQ       CX
-	JNZ        wideloop
+	WIDE_PRODUCTS
+	VMOVUPS X0, (DI)
+	VMOVUPS X1, 16(DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	DECQ    CX
+	JNZ     wideloop
 
 widedone:
 	VZEROUPPER
@@ -94,25 +100,20 @@ TEXT ·scaleDiffWide32AVX2(SB), NOSPLIT, $0-48
 	JZ           diffdone
 
 diffloop:
-	VCVTPS2PD  (SI), Y0
-	VCVTPS2PD  16(SI), Y1
-	VMULPD     Y15, Y0, Y0
-	VMULPD     Y15, Y1, Y1
-	VCVTPD2PSY Y0, X0
-	VCVTPD2PSY Y1, X1
-	VMOVUPS    (DX), X2
-	VMOVUPS    16(DX), X3
-	VSUBPS     X0, X2, X2
-	VSUBPS     X1, X3, X3
-	VMULPS     X14, X2, X2
-	VMULPS     X14, X3, X3
-	VMOVUPS    X2, (DI)
-	VMOVUPS    X3, 16(DI)
-	ADDQ       $32, SI
-	ADDQ       $32, DX
-	ADDQ       $32, DI
-	DECQ       CX
-	JNZ        diffloop
+	WIDE_PRODUCTS
+	VMOVUPS (DX), X2
+	VMOVUPS 16(DX), X3
+	VSUBPS  X0, X2, X2
+	VSUBPS  X1, X3, X3
+	VMULPS  X14, X2, X2
+	VMULPS  X14, X3, X3
+	VMOVUPS X2, (DI)
+	VMOVUPS X3, 16(DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	ADDQ    $32, DI
+	DECQ    CX
+	JNZ     diffloop
 
 diffdone:
 	VZEROUPPER

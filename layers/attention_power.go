@@ -6,6 +6,7 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
+	"gorgonia.org/tensor"
 
 	"lipformer/kernel"
 	"lipformer/lipschitz"
@@ -22,14 +23,15 @@ type AttnPower struct {
 	UN *Buffer // (D)
 	VN *Buffer // (D)
 
-	work *attnPowerWork // PowerIterate's scratch, kept from step to step
+	work attnPowerWork // PowerIterate's float64 vectors and scratch, kept from step to step
 }
 
-// attnPowerWork is the float64 scratch of a layer's power iteration.
+// attnPowerWork is the float64 memory of a layer's power iteration.
 type attnPowerWork struct {
-	long, nu []float64 // (D): W^{Q,h} v, then N v and N^T u
-	short    []float64 // (d): (W^{Q,h})^T u
-	tmp      []float64 // (D + d): stackedNMulVec's scratch
+	uq, vq, un, vn []float64 // (H*D), (H*d), (D), (D): the buffers' vectors
+	long, nu       []float64 // (D): W^{Q,h} v, then N v and N^T u
+	short          []float64 // (d): (W^{Q,h})^T u
+	tmp            []float64 // (D + d): stackedNMulVec's scratch
 }
 
 // AddPower gives a tied L2 layer the power-iteration vectors of its token-norm bound,
@@ -38,7 +40,10 @@ func (a *Attention) AddPower(name string) {
 	dim := a.WQ.Value.Shape()[0]
 	d, dt := dim/a.Heads, a.WQ.Value.Dtype()
 	p := &AttnPower{UQ: newBuffer(name+".pow_uq", dt, a.Heads, dim), VQ: newBuffer(name+".pow_vq", dt, a.Heads, d),
-		UN: newBuffer(name+".pow_un", dt, dim), VN: newBuffer(name+".pow_vn", dt, dim)}
+		UN: newBuffer(name+".pow_un", dt, dim), VN: newBuffer(name+".pow_vn", dt, dim),
+		work: attnPowerWork{uq: make([]float64, a.Heads*dim), vq: make([]float64, a.Heads*d), un: make([]float64, dim),
+			vn: make([]float64, dim), long: make([]float64, dim), nu: make([]float64, dim), short: make([]float64, d),
+			tmp: make([]float64, dim+d)}}
 	for _, b := range []*Buffer{p.UQ, p.VQ, p.UN, p.VN} {
 		s := b.Value.Shape()
 		v := make([]float64, s.TotalSize())
@@ -54,16 +59,16 @@ func (a *Attention) AddPower(name string) {
 // PowerIterate runs n steps of power iteration on every W^{Q,h} and on N at the layer's
 // current weights before its temperatures (those the token2 bound reads), updating the
 // vectors in place. It does nothing for a layer without them, or with weights that are
-// not finite (which leave the vectors as they were).
+// not finite (which leave the vectors as they were); it allocates nothing.
 func (a *Attention) PowerIterate(n int) {
 	if a.Power == nil || a.Kind != ops.L2 {
 		return
 	}
-	switch wq := a.WQ.Value.Data().(type) {
-	case []float32:
-		attnPowerIterate(a, wq, a.WV.Value.Data().([]float32), a.WO.Value.Data().([]float32), n)
-	case []float64:
-		attnPowerIterate(a, wq, a.WV.Value.Data().([]float64), a.WO.Value.Data().([]float64), n)
+	switch a.WQ.Value.Dtype() {
+	case tensor.Float32:
+		attnPowerIterate(a, a.WQ.Value.Float32s(), a.WV.Value.Float32s(), a.WO.Value.Float32s(), n)
+	case tensor.Float64:
+		attnPowerIterate(a, a.WQ.Value.Float64s(), a.WV.Value.Float64s(), a.WO.Value.Float64s(), n)
 	}
 }
 
@@ -73,23 +78,15 @@ func (a *Attention) PowerIterate(n int) {
 func attnPowerIterate[T float32 | float64](a *Attention, wq, wv, wo []T, n int) {
 	dim := a.WQ.Value.Shape()[0]
 	d := dim / a.Heads
-	if a.Power.work == nil {
-		a.Power.work = &attnPowerWork{long: make([]float64, dim), nu: make([]float64, dim), short: make([]float64, d), tmp: make([]float64, dim+d)}
+	w := &a.Power.work
+	uq, vq, un, vn := w.uq, w.vq, w.un, w.vn
+	readFloat64s(uq, a.Power.UQ.Value)
+	readFloat64s(vq, a.Power.VQ.Value)
+	readFloat64s(un, a.Power.UN.Value)
+	readFloat64s(vn, a.Power.VN.Value)
+	for h := range a.Heads { // W^{Q,h}: (D, d) of stride D
+		powerIterateDense(wq[h*d:], dim, uq[h*dim:(h+1)*dim], vq[h*d:(h+1)*d], w.long, w.short, n)
 	}
-	w := a.Power.work
-	uq, vq := a.Power.UQ.Float64s(), a.Power.VQ.Float64s()
-	for h := range a.Heads {
-		q := wq[h*d:] // W^{Q,h}: (D, d) of stride D
-		powerIterateMul(func(y, x []float64, trans bool) {
-			if trans {
-				clear(y)
-				kernel.MulTVecAdd64(y, q, dim, x)
-				return
-			}
-			kernel.MulVec64(y, q, dim, x)
-		}, uq[h*dim:(h+1)*dim], vq[h*d:(h+1)*d], w.long, w.short, n)
-	}
-	un, vn := a.Power.UN.Float64s(), a.Power.VN.Float64s()
 	powerIterateMul(func(y, x []float64, trans bool) {
 		stackedNMulVec(y, wq, wv, wo, a.Heads, x, trans, w.tmp)
 	}, un, vn, w.long, w.nu, n)
@@ -175,19 +172,3 @@ func (a *Attention) tok2Estimate() (float64, error) {
 
 // Buffers returns the vectors.
 func (p *AttnPower) Buffers() []*Buffer { return []*Buffer{p.UQ, p.VQ, p.UN, p.VN} }
-
-// powerIterateMul runs n steps of power iteration on the matrix W that mul applies (y = W
-// x, or W^T x with trans) from the unit vectors u and v, with scratch wv (len(u)) and wtu
-// (len(v)): u = W v / ||W v||, v = W^T u / ||W^T u||. A W v of zero leaves them unchanged.
-func powerIterateMul(mul func(y, x []float64, trans bool), u, v, wv, wtu []float64, n int) {
-	for range n {
-		mul(wv, v, false)
-		nv := norm(wv)
-		if nv == 0 {
-			return
-		}
-		scaleInto(u, wv, 1/nv)
-		mul(wtu, u, true)
-		unitInto(v, wtu)
-	}
-}

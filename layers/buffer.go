@@ -35,14 +35,15 @@ func (g *Graph) BufferNode(b *Buffer) *G.Node {
 // Float64s returns a copy of the buffer's values as float64.
 func (b *Buffer) Float64s() []float64 { return float64sOf(b.Value) }
 
-// setFloat64s writes v (one value per element) into the buffer.
+// setFloat64s writes v (one value per element) into the buffer, allocating nothing.
 func (b *Buffer) setFloat64s(v []float64) {
-	switch d := b.Value.Data().(type) {
-	case []float32:
+	switch b.Value.Dtype() {
+	case tensor.Float32:
+		d := b.Value.Float32s()
 		for i, x := range v {
 			d[i] = float32(x)
 		}
-	case []float64:
-		copy(d, v)
+	case tensor.Float64:
+		copy(b.Value.Float64s(), v)
 	}
 }

@@ -54,17 +54,16 @@ func NewSpectralNorm(w *Param, rng *rand.Rand) *SpectralNorm {
 // The steps run in float64 from the buffers' values, which receive the result; after the
 // first call it allocates nothing.
 func (s *SpectralNorm) Iterate(n int) {
-	switch w := s.W.Value.Data().(type) {
-	case []float32:
-		powerIterate(s, w, n)
-	case []float64:
-		powerIterate(s, w, n)
+	switch s.W.Value.Dtype() {
+	case tensor.Float32:
+		powerIterate(s, s.W.Value.Float32s(), n)
+	case tensor.Float64:
+		powerIterate(s, s.W.Value.Float64s(), n)
 	}
 }
 
-// powerIterate is Iterate for a weight w (In, Out) of element type T, in s.work: W's
-// products with the float64 vectors read W as it is (kernel.MulVec64, kernel.MulTVecAdd64),
-// so that a step reads it twice and copies nothing.
+// powerIterate is Iterate for a weight w (In, Out) of element type T, in s.work
+// (powerIterateDense).
 func powerIterate[T float32 | float64](s *SpectralNorm, w []T, n int) {
 	wk := &s.work
 	rows, cols := s.U.Value.Shape()[0], s.V.Value.Shape()[0]
@@ -72,19 +71,40 @@ func powerIterate[T float32 | float64](s *SpectralNorm, w []T, n int) {
 	v, wtu := grow(&wk.v, cols), grow(&wk.wtu, cols) // (Out)
 	readFloat64s(u, s.U.Value)
 	readFloat64s(v, s.V.Value)
-	for range n {
-		kernel.MulVec64(wv, w, cols, v) // W v
-		nv := norm(wv)
-		if nv == 0 {
-			break
-		}
-		scaleInto(u, wv, 1/nv)
-		clear(wtu)
-		kernel.MulTVecAdd64(wtu, w, cols, u) // W^T u, nonzero since u^T W v = ||W v|| > 0
-		scaleInto(v, wtu, 1/norm(wtu))
-	}
+	powerIterateDense(w, cols, u, v, wv, wtu, n)
 	s.U.setFloat64s(u)
 	s.V.setFloat64s(v)
+}
+
+// powerIterateDense runs n steps of power iteration (powerIterateMul) on the row-major
+// matrix w (len(u), len(v)) of row stride lda: its products with the float64 vectors read
+// w as it is (kernel.MulVec64, kernel.MulTVecAdd64), so that a step reads it twice and
+// copies nothing.
+func powerIterateDense[T float32 | float64](w []T, lda int, u, v, wv, wtu []float64, n int) {
+	powerIterateMul(func(y, x []float64, trans bool) {
+		if trans {
+			clear(y)
+			kernel.MulTVecAdd64(y, w, lda, x)
+			return
+		}
+		kernel.MulVec64(y, w, lda, x)
+	}, u, v, wv, wtu, n)
+}
+
+// powerIterateMul runs n steps of power iteration on the matrix W that mul applies (y = W
+// x, or W^T x with trans) from the unit vectors u and v, with scratch wv (len(u)) and wtu
+// (len(v)): u = W v / ||W v||, v = W^T u / ||W^T u||. A W v of zero leaves them unchanged.
+func powerIterateMul(mul func(y, x []float64, trans bool), u, v, wv, wtu []float64, n int) {
+	for range n {
+		mul(wv, v, false)
+		nv := norm(wv)
+		if nv == 0 {
+			return
+		}
+		scaleInto(u, wv, 1/nv)
+		mul(wtu, u, true) // nonzero, since u^T W v = ||W v|| > 0
+		unitInto(v, wtu)
+	}
 }
 
 // grow returns (*buf)[:n], allocating *buf anew only when it is shorter than n.
@@ -95,15 +115,16 @@ func grow(buf *[]float64, n int) []float64 {
 	return (*buf)[:n]
 }
 
-// readFloat64s copies a float tensor's values into dst as float64.
+// readFloat64s copies a float tensor's values into dst as float64, reading them through
+// the typed accessors, which allocate nothing (Data boxes its slice).
 func readFloat64s(dst []float64, t *tensor.Dense) {
-	switch v := t.Data().(type) {
-	case []float32:
-		for i, f := range v {
+	switch t.Dtype() {
+	case tensor.Float32:
+		for i, f := range t.Float32s() {
 			dst[i] = float64(f)
 		}
-	case []float64:
-		copy(dst, v)
+	case tensor.Float64:
+		copy(dst, t.Float64s())
 	}
 }
 

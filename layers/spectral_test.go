@@ -10,6 +10,7 @@ import (
 	"lipformer/internal/gradcheck"
 	"lipformer/internal/ref"
 	"lipformer/lipschitz"
+	"lipformer/ops"
 )
 
 // TestPowerIterationConverges: sigma = u^T W v never exceeds ||W||_2 (exact, by SVD) and
@@ -97,4 +98,26 @@ func spectralMLPRef(t *testing.T, m *SpectralMLP, x [][]float64) [][]float64 {
 		}
 	}
 	return spectralRef(t, m.Proj, h)
+}
+
+// TestPowerIterationAllocatesNothing: SpectralNorm.Iterate and Attention.PowerIterate, run
+// before every training step, allocate nothing, in float32 (the kernels' assembly where the
+// processor has it) and float64.
+func TestPowerIterationAllocatesNothing(t *testing.T) {
+	for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
+		w := newParam("w", dt, true, 128, 64)
+		w.fillNormal(rng(5), 0.5)
+		sn := NewSpectralNorm(w, rng(6))
+		if n := testing.AllocsPerRun(20, func() { sn.Iterate(3) }); n != 0 {
+			t.Errorf("%v: SpectralNorm.Iterate allocates %v times a call", dt, n)
+		}
+		a, err := NewAttention("attn", ops.L2, 32, 4, true, 0.7, 0.7, dt, rng(7))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.AddPower("attn")
+		if n := testing.AllocsPerRun(20, func() { a.PowerIterate(3) }); n != 0 {
+			t.Errorf("%v: Attention.PowerIterate allocates %v times a call", dt, n)
+		}
+	}
 }

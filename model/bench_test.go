@@ -27,8 +27,9 @@ func BenchmarkSample(b *testing.B) { benchmarkMode(b, bench.ModeSample) }
 // contractive-l2, invertible-l2 with 1, 4 and 8 MLP sub-blocks per block (8 is the
 // recipe), configs/shakespeare_inv.toml's 8 layers of 4 MLP sub-blocks of width 64
 // (invertible-l2-l8m4) and configs/shakespeare_inv_wall.toml's 6 layers of width 96 with 4 of
-// width 48 (invertible-l2-l6w96), as the trainer runs them but with one power iteration
-// per step (bench's train mode): go test ./model -run '^$' -bench TrainRecipe -cpuprofile cpu.prof.
+// width 48 (invertible-l2-l6w96), as the trainer runs them, with a run's eight power
+// iterations per step (bench's train mode): go test ./model -run '^$' -bench TrainRecipe
+// -cpuprofile cpu.prof.
 func BenchmarkTrainRecipe(b *testing.B) {
 	p, err := model.FindPresets("P2")
 	if err != nil {
@@ -54,6 +55,29 @@ func BenchmarkTrainRecipe(b *testing.B) {
 			}
 			j.Cfg = j.Cfg.WithCertifiedRecipe()
 			runWorkload(b, j, bench.ModeTrain)
+		})
+	}
+}
+
+// BenchmarkPowerIterate times Model.PowerIterate with a run's eight steps (train
+// -power-iters) on fresh P2 models of the certified recipes, the work before each of their
+// training steps, warm in cache: go test ./model -run '^$' -bench PowerIterate -cpu 1,2.
+func BenchmarkPowerIterate(b *testing.B) {
+	p, err := model.FindPresets("P2")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, arch := range []spec.Arch{spec.ContractiveL2, spec.InvertibleL2} {
+		b.Run(arch.String(), func(b *testing.B) {
+			j := bench.NewJob(p[0], arch, bench.Settings{Seed: 1, Dtype: spec.Float32, Recipe: true})
+			m, err := model.New(j.Cfg, 1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				m.PowerIterate(8)
+			}
 		})
 	}
 }

@@ -69,9 +69,9 @@ func avxDirect(six direct6x16, depth int, a []float32, rs, cs int, bp []float32,
 // bestKernels are the fastest micro-kernels this processor runs: the AVX-512 ones, the
 // wide 6 x 32 one included, if it has AVX-512F (1.3-1.45 times the AVX2 ones' GFLOP/s on a
 // core of an AMD EPYC of the Turin generation: BenchmarkKernelSets; the wide kernel
-// 1.2-1.5 times the 6 x 16 one's on an Intel Xeon, docs/performance.md), else the AVX2 ones if it has AVX2 and FMA (and the
-// operating system saves the YMM registers), else the portable packed one alone. All give
-// the same results, bit for bit.
+// 1.2-1.5 times the 6 x 16 one's on an Intel Xeon, docs/performance.md), else the AVX2
+// ones if it has AVX2 and FMA (and the operating system saves the YMM registers), else the
+// portable packed one alone. All give the same results, bit for bit.
 func bestKernels() kernels {
 	if hasAVX512() {
 		return kernels{packed: kernelAVX512, direct: directAVX512, wide: wideAVX512}
